@@ -1,0 +1,83 @@
+"""The seven dtypes tf_numba supports and NumPy 2 type promotion over them.
+
+Python scalars are *weak* (NEP 50): ``float32_array * 2.0`` stays float32. NumPy 2's
+``np.result_type`` already implements that rule when handed Python scalars, so promotion is
+delegated to it and only the result is checked against the supported set.
+"""
+import numpy as np
+
+from ..errors import DTypeError
+
+bool_ = np.dtype(np.bool_)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
+
+SUPPORTED = (bool_, int32, int64, float32, float64, complex64, complex128)
+SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64",
+               complex64: "c64", complex128: "c128"}
+WEAK_SCALAR_TYPES = (bool, int, float, complex)
+
+# NumPy dtypes that have an obvious supported counterpart; anything else is an error.
+_WIDENED = {np.dtype(t): int64 for t in (np.int8, np.int16, np.uint8, np.uint16, np.uint32)}
+_WIDENED[np.dtype(np.float16)] = float32
+
+
+def canonical(dtype_like, *, what="dtype"):
+    """The supported ``np.dtype`` for ``dtype_like`` (a dtype, type or name), or DTypeError."""
+    if dtype_like is None:
+        return float64
+    try:
+        dt = np.dtype(dtype_like)
+    except TypeError as exc:
+        raise DTypeError(f"unknown {what} {dtype_like!r}; use one of "
+                         f"{', '.join(d.name for d in SUPPORTED)}") from exc
+    if dt in SUPPORTED:
+        return dt
+    if dt in _WIDENED:
+        return _WIDENED[dt]
+    raise DTypeError(f"{what} {dt.name} is not supported; use one of "
+                     f"{', '.join(d.name for d in SUPPORTED)} (convert with .astype)")
+
+
+def of_scalar(value):
+    """The default dtype of a Python scalar when it stands alone (int64, float64, ...)."""
+    return canonical(np.result_type(value))
+
+
+def result_type(*operands):
+    """NumPy 2 promotion over dtypes and (weak) Python scalars."""
+    return canonical(np.result_type(*operands))
+
+
+def is_bool(dt):
+    return dt == bool_
+
+
+def is_integer(dt):
+    return dt.kind in "iu"
+
+
+def is_inexact(dt):
+    return dt.kind in "fc"
+
+
+def is_complex(dt):
+    return dt.kind == "c"
+
+
+def real_part(dt):
+    """float32 for complex64, float64 for complex128, the dtype itself otherwise."""
+    return {complex64: float32, complex128: float64}.get(dt, dt)
+
+
+def complex_of(dt):
+    return {float32: complex64, float64: complex128}.get(dt, dt)
+
+
+def inexact_of(dt):
+    """The dtype a NumPy ufunc like ``sin`` computes in for an input of dtype ``dt``."""
+    return dt if is_inexact(dt) else float64

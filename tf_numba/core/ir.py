@@ -1,0 +1,266 @@
+"""The one IR: typed SSA programs ``outs = prim[params](ins)``, their printer and fingerprint.
+
+``ShapedArray`` is the abstract value (dtype + shape) of every variable. A ``Program`` holds
+its inputs, constants, equations and outputs; transforms build new programs and never
+mutate an existing one.
+"""
+import hashlib
+import itertools
+
+import numpy as np
+
+from . import dtypes
+from .shapes import Sym
+
+
+class ShapedArray:
+    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned."""
+    __slots__ = ("shape", "dtype", "_hash")
+    _interned = {}
+
+    def __new__(cls, shape, dtype):
+        shape = tuple(d if type(d) is int or isinstance(d, Sym) else int(d) for d in shape)
+        key = (shape, dtype)
+        found = cls._interned.get(key)
+        if found is not None:
+            return found
+        self = object.__new__(cls)
+        self.shape = shape
+        self.dtype = dtype
+        self._hash = hash(key)
+        cls._interned[key] = self
+        return self
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other
+
+    def __reduce__(self):
+        return (ShapedArray, (self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"{dtypes.SHORT_NAMES[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+def aval_of_value(x):
+    """The ShapedArray of a concrete value (NumPy array, NumPy scalar or Python scalar)."""
+    if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
+        return ShapedArray((), dtypes.of_scalar(x))
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        x = np.asarray(x)
+        dt = x.dtype
+    return ShapedArray(tuple(np.shape(x)), dtypes.canonical(dt, what="input dtype"))
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """An SSA variable. Identity is the object; ``id`` only orders them for debugging."""
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self):
+        return f"Var{self.id}:{self.aval}"
+
+
+class Literal:
+    """A scalar constant written inline in an equation."""
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value, aval):
+        self.value = value
+        self.aval = aval
+
+    def __repr__(self):
+        v = self.value.item() if hasattr(self.value, "item") else self.value
+        return repr(v)
+
+
+class Eqn:
+    """``outvars = prim[params](invars)``, with the user's source line for errors."""
+    __slots__ = ("prim", "invars", "outvars", "params", "source")
+
+    def __init__(self, prim, invars, outvars, params, source=None):
+        self.prim = prim
+        self.invars = invars
+        self.outvars = outvars
+        self.params = params
+        self.source = source
+
+    def __repr__(self):
+        return f"Eqn({self.prim.name}, {self.invars} -> {self.outvars})"
+
+
+class Program:
+    """A closed, typed SSA program.
+
+    ``invars``: inputs in call order; ``consts``: (Var, array) pairs bound at build time;
+    ``eqns``: equations in dependency order; ``outvars``: outputs (Var or Literal).
+    """
+    __slots__ = ("invars", "consts", "eqns", "outvars", "_fingerprint", "_last_use")
+
+    def __init__(self, invars, consts, eqns, outvars):
+        self.invars = tuple(invars)
+        self.consts = tuple(consts)
+        self.eqns = tuple(eqns)
+        self.outvars = tuple(outvars)
+        self._fingerprint = None
+        self._last_use = None
+
+    @property
+    def in_avals(self):
+        return tuple(v.aval for v in self.invars)
+
+    @property
+    def out_avals(self):
+        return tuple(v.aval for v in self.outvars)
+
+    def input_index(self, var):
+        return self.invars.index(var)
+
+    def __len__(self):
+        return len(self.eqns)
+
+    def fingerprint(self):
+        """A structural hash: ignores variable names, stable across processes."""
+        if self._fingerprint is None:
+            self._fingerprint = _fingerprint(self)
+        return self._fingerprint
+
+    def last_use(self):
+        """For each equation index, the vars whose last reader it is (to free them early)."""
+        if self._last_use is None:
+            last = {}
+            for i, eqn in enumerate(self.eqns):
+                for v in eqn.invars:
+                    if type(v) is Var:
+                        last[v] = i
+            for v in self.outvars:
+                last.pop(v, None)
+            dying = [[] for _ in self.eqns]
+            for v, i in last.items():
+                dying[i].append(v)
+            self._last_use = dying
+        return self._last_use
+
+    def __str__(self):
+        return pretty(self)
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------- printing
+
+def _var_name(n):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    while True:
+        name = letters[n % 26] + name
+        n = n // 26
+        if n == 0:
+            return name
+        n -= 1
+
+
+def _format_param(value, names, indent):
+    if isinstance(value, Program):
+        return "{\n" + pretty(value, indent + 4) + "\n" + " " * indent + "}"
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, np.ndarray):
+        return f"array({dtypes.SHORT_NAMES.get(value.dtype, value.dtype)}{list(value.shape)})"
+    if callable(value):
+        return getattr(value, "__qualname__", repr(value))
+    return repr(value)
+
+
+def pretty(program, indent=0):
+    """Render like a jaxpr: ``{ lambda consts ; inputs. let eqns in (outputs) }``."""
+    names = {}
+
+    def name(v):
+        if type(v) is Literal:
+            return repr(v)
+        if v not in names:
+            names[v] = _var_name(len(names))
+        return names[v]
+
+    def decl(v):
+        return f"{name(v)}:{v.aval}"
+
+    pad = " " * indent
+    consts = " ".join(decl(v) for v, _ in program.consts)
+    ins = " ".join(decl(v) for v in program.invars)
+    lines = [f"{pad}{{ lambda {consts}; {ins}. let"]
+    for eqn in program.eqns:
+        args = " ".join(name(v) for v in eqn.invars)
+        params = ", ".join(f"{k}={_format_param(v, names, indent + 4)}"
+                           for k, v in eqn.params.items())
+        outs = " ".join(decl(v) for v in eqn.outvars)
+        head = eqn.prim.name + (f"[{params}]" if params else "")
+        lines.append(f"{pad}    {outs} = {head} {args}".rstrip())
+    outs = ", ".join(name(v) for v in program.outvars)
+    lines.append(f"{pad}  in ({outs}{',' if len(program.outvars) == 1 else ''}) }}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- fingerprint
+
+def _canon(value):
+    """A process-independent text for a parameter value."""
+    if isinstance(value, Program):
+        return "P" + value.fingerprint()
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_canon(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_canon(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, np.ndarray):
+        return f"A{value.dtype.name}{value.shape}" + hashlib.blake2b(
+            np.ascontiguousarray(value).tobytes(), digest_size=16).hexdigest()
+    if isinstance(value, Sym):
+        return "S" + value.name
+    if isinstance(value, (int, float, complex, bool, str, type(None), np.generic)):
+        return repr(value)
+    if callable(value):
+        fingerprint = getattr(value, "fingerprint", None)
+        if fingerprint is not None:
+            return fingerprint()
+        return f"F{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
+    return repr(value)
+
+
+def _fingerprint(program):
+    numbering = {}
+    parts = []
+
+    def define(v):
+        numbering[v] = len(numbering)
+        return f"{len(numbering) - 1}:{v.aval!r}"
+
+    def ref(v):
+        if type(v) is Literal:
+            return f"L{_canon(np.asarray(v.value))}"
+        return str(numbering[v])
+
+    parts.append("in " + " ".join(define(v) for v in program.invars))
+    for v, value in program.consts:
+        parts.append(f"const {define(v)} {_canon(np.asarray(value))}")
+    for eqn in program.eqns:
+        params = ",".join(f"{k}={_canon(v)}" for k, v in sorted(eqn.params.items()))
+        parts.append(f"{eqn.prim.name}[{params}] {' '.join(ref(v) for v in eqn.invars)} -> "
+                     + " ".join(define(v) for v in eqn.outvars))
+    parts.append("out " + " ".join(ref(v) for v in program.outvars))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

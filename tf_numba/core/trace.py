@@ -1,0 +1,237 @@
+"""Tracing: run a Python function on Tracers and record the primitives it binds as a Program.
+
+There is one kind of trace. Builders form a stack; ``bind`` stages into the innermost one,
+or runs the NumPy impl when no trace is active. A Tracer of an outer builder used inside an
+inner trace is captured as an extra input of the inner program (closure conversion), which
+is what keeps nested transforms (``grad`` of a closure over another ``grad``'s variable)
+free of perturbation confusion.
+"""
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import dtypes
+from .ir import Eqn, Literal, Program, ShapedArray, Var, aval_of_value
+from ..errors import ConcretizationError, TfNumbaError, TracerLeakError
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class SourceInfo(tuple):
+    """(file, line, function) of the user's code that emitted an equation."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"{self[0]}:{self[1]} (in {self[2]})"
+
+
+def user_source():
+    """The innermost stack frame outside the tf_numba package."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return SourceInfo((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.builders = []
+
+
+_state = _TraceState()
+
+
+def current_builder():
+    builders = _state.builders
+    return builders[-1] if builders else None
+
+
+class Tracer:
+    """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
+    __slots__ = ("builder", "var")
+    __array_ufunc__ = None  # make NumPy defer `ndarray + tracer` to Tracer.__radd__
+    __array_priority__ = 1000
+
+    def __init__(self, builder, var):
+        self.builder = builder
+        self.var = var
+
+    aval = property(lambda self: self.var.aval)
+    shape = property(lambda self: self.var.aval.shape)
+    dtype = property(lambda self: self.var.aval.dtype)
+    ndim = property(lambda self: len(self.var.aval.shape))
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n = n * d
+        return n
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of an unsized (0-d) traced value")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[i] for i in range(self.shape[0]))
+
+    def _concretize(self, what):
+        raise ConcretizationError(
+            f"a traced {self.aval} value was used where Python needs a concrete {what}. "
+            "Traced values have no value yet: use tnp.where(cond, a, b) to choose between "
+            "values, compute with tnp instead of Python control flow, or pass the argument "
+            "as static (jit(..., static_argnums=...)).",
+            op=f"{what}(tracer)", source=user_source())
+
+    def __bool__(self):
+        self._concretize("bool")
+
+    def __int__(self):
+        self._concretize("int")
+
+    def __float__(self):
+        self._concretize("float")
+
+    def __complex__(self):
+        self._concretize("complex")
+
+    def __index__(self):
+        self._concretize("index")
+
+    def __array__(self, *args, **kwargs):
+        self._concretize("NumPy array")
+
+    def __repr__(self):
+        return f"Tracer<{self.aval}>"
+
+    __hash__ = object.__hash__
+
+
+class ProgramBuilder:
+    """Collects the equations of one trace and turns them into a Program."""
+
+    def __init__(self):
+        self.level = len(_state.builders)
+        self.alive = True
+        self.eqns = []
+        self.invars = []
+        self.consts = {}        # id(array) -> (Var, array)
+        self.captured = {}      # id(outer tracer) -> (outer tracer, Var)
+        self.source_override = None
+
+    def __enter__(self):
+        self.level = len(_state.builders)
+        _state.builders.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        popped = _state.builders.pop()
+        assert popped is self, "trace stack corrupted"
+        self.alive = False
+
+    def new_input(self, aval):
+        var = Var(aval)
+        self.invars.append(var)
+        return Tracer(self, var)
+
+    def to_var(self, x):
+        """The Var or Literal standing for ``x`` in this trace."""
+        if type(x) is Tracer:
+            if x.builder is self:
+                return x.var
+            return self._capture(x)
+        if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
+            dt = dtypes.of_scalar(x)
+            return Literal(np.asarray(x, dt), ShapedArray((), dt))
+        aval = aval_of_value(x)
+        if not aval.shape:
+            return Literal(np.asarray(x, aval.dtype), aval)
+        found = self.consts.get(id(x))
+        if found is None:
+            found = self.consts[id(x)] = (Var(aval), np.asarray(x, aval.dtype))
+        return found[0]
+
+    def _capture(self, tracer):
+        if not tracer.builder.alive or tracer.builder.level > self.level:
+            raise TracerLeakError(
+                f"a traced {tracer.aval} value escaped the function that created it (it was "
+                "stored in a global, a closure or an attribute) and is used after that trace "
+                "ended. Return it from the function instead.", source=user_source())
+        found = self.captured.get(id(tracer))
+        if found is None:
+            found = self.captured[id(tracer)] = (tracer, Var(tracer.aval))
+        return found[1]
+
+    def add_eqn(self, prim, args, params):
+        invars = tuple(self.to_var(a) for a in args)
+        source = self.source_override or user_source()
+        try:
+            out = prim.abstract_eval(*(v.aval for v in invars), **params)
+        except TfNumbaError as err:
+            raise err.locate(prim.name, source) from None
+        if prim.multiple_results:
+            outvars = tuple(Var(a) for a in out)
+        else:
+            outvars = (Var(out),)
+        self.eqns.append(Eqn(prim, invars, outvars, params, source))
+        if prim.multiple_results:
+            return [Tracer(self, v) for v in outvars]
+        return Tracer(self, outvars[0])
+
+    def build(self, outs):
+        """The Program with outputs ``outs``; captured outer tracers become trailing inputs.
+
+        Returns (program, captured_tracers): pass the captured tracers after the explicit
+        arguments when evaluating the program in the outer trace.
+        """
+        outvars = [self.to_var(o) for o in outs]
+        captured = [t for t, _ in self.captured.values()]
+        invars = self.invars + [v for _, v in self.captured.values()]
+        program = Program(invars, list(self.consts.values()), self.eqns, outvars)
+        return program, captured
+
+
+def bind(prim, args, params):
+    builder = current_builder()
+    if builder is not None:
+        return builder.add_eqn(prim, args, params)
+    for a in args:
+        if type(a) is Tracer:
+            builder_alive = a.builder.alive
+            raise TracerLeakError(
+                f"a traced {a.aval} value is used outside of any trace by {prim.name}"
+                + ("" if builder_alive else " (it escaped the function that created it)")
+                + ". Return traced values from the traced function instead of storing them.",
+                source=user_source())
+    try:
+        out_aval = prim.abstract_eval(*(aval_of_value(a) for a in args), **params)
+    except TfNumbaError as err:
+        raise err.locate(prim.name, user_source()) from None
+    out = prim.impl(*args, **params)
+    if prim.multiple_results:
+        return [_as_dtype(o, a) for o, a in zip(out, out_aval)]
+    return _as_dtype(out, out_aval)
+
+
+def _as_dtype(value, aval):
+    if value.dtype != aval.dtype:
+        return value.astype(aval.dtype)
+    return value
+
+
+def trace(fn, in_avals):
+    """Trace ``fn`` on fresh inputs of ``in_avals``: returns (program, captured_tracers).
+
+    ``fn`` takes and returns flat lists of arrays.
+    """
+    with ProgramBuilder() as builder:
+        ins = [builder.new_input(a) for a in in_avals]
+        outs = fn(*ins)
+        return builder.build(outs)

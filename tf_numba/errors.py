@@ -1,0 +1,69 @@
+"""The errors tf_numba raises: every one is a ``TfNumbaError`` and says what to do next.
+
+Errors raised while tracing carry the primitive (``op``) and the user's source line
+(``source``); both are appended to the message so a person sees where it came from.
+"""
+
+
+class TfNumbaError(Exception):
+    """Base class of every error tf_numba raises on purpose."""
+
+    def __init__(self, message, *, op=None, source=None):
+        self.op = op
+        self.source = source
+        self.detail = message
+        super().__init__(self._render())
+
+    def _render(self):
+        text = f"{self.op}: {self.detail}" if self.op else self.detail
+        if self.source:
+            text += f"\n  at {self.source}"
+        return text
+
+    def locate(self, op, source):
+        """Fill in the op and the user's source line if the raiser did not know them."""
+        if self.op is None:
+            self.op = op
+        if self.source is None:
+            self.source = source
+        self.args = (self._render(),)
+        return self
+
+
+class ShapeError(TfNumbaError, ValueError):
+    """Shapes that do not fit the operation (broadcasting, contraction, reshape, ...)."""
+
+
+class DTypeError(TfNumbaError, TypeError):
+    """A dtype that tf_numba does not support, or that the operation does not accept."""
+
+
+class ConcretizationError(TfNumbaError, TypeError):
+    """A traced value was used where Python needs a concrete one (``if``, ``int()``, ...)."""
+
+
+class UnsupportedError(TfNumbaError, NotImplementedError):
+    """A feature or argument combination that tf_numba does not implement."""
+
+
+class TfIndexError(TfNumbaError, IndexError):
+    """An index out of range, or an index kind that cannot be traced."""
+
+
+class MissingRuleError(TfNumbaError, NotImplementedError):
+    """A primitive (or extension family op) has no rule for a transform role."""
+
+    def __init__(self, prim, role, family=None):
+        owner = f"family {family!r}, op {prim!r}" if family else f"primitive {prim!r}"
+        super().__init__(
+            f"{owner} has no {role} rule, so this transform cannot be applied to it",
+            op=str(prim))
+        self.role = role
+
+
+class TracerLeakError(TfNumbaError, RuntimeError):
+    """A traced value escaped the function being traced and was used afterwards."""
+
+
+class PytreeError(TfNumbaError, TypeError):
+    """A pytree that does not match the expected structure."""

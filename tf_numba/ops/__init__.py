@@ -1,0 +1,14 @@
+"""The primitives, grouped by kind; importing this package registers all of them.
+
+| module | primitives |
+| --- | --- |
+| elementwise | unary/binary math, comparisons, logic, select, clamp, convert_element_type, stop_gradient |
+| layout | broadcast_in_dim, reshape, transpose, rev, slice, pad, concatenate, iota |
+| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/cumprod/cummax/cummin |
+| indexing | gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice |
+| contraction | dot_general |
+| sorting | sort (several operands, stable, NaN last) |
+
+Each module declares its primitives with abstract eval and NumPy impl and registers their
+JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
+"""

@@ -1,0 +1,439 @@
+"""Elementwise primitives: one table row each (NumPy impl, accepted dtypes, JVP partials).
+
+Operands have equal shapes, except that a rank-0 operand broadcasts (the one departure from
+StableHLO's fully explicit broadcasting: it keeps scalar constants out of the program as
+separate broadcast equations). Python scalars given to the op functions here are weak:
+they take the dtype of the array operand.
+"""
+import math
+
+import numpy as np
+import scipy.special as sc
+
+from ..core import dtypes
+from ..core.ir import ShapedArray
+from ..core.linear import (Zero, defjvp, deflinear, defzero, has_tangent, instantiate,
+                           is_undefined, aval_of)
+from ..core.primitive import Primitive, register
+from ..errors import DTypeError, ShapeError
+
+# ---------------------------------------------------------------- dtype classes
+
+ANY = "any"
+NUMERIC = "numeric"      # everything but bool
+INEXACT = "inexact"      # float and complex
+FLOAT = "float"          # real floating point
+REAL = "real"            # int or float (ordered, no complex)
+LOGICAL = "logical"      # bool or int
+_ACCEPTS = {
+    ANY: lambda dt: True,
+    NUMERIC: lambda dt: not dtypes.is_bool(dt),
+    INEXACT: dtypes.is_inexact,
+    FLOAT: lambda dt: dt.kind == "f",
+    REAL: lambda dt: dt.kind in "iuf",
+    LOGICAL: lambda dt: dt.kind in "biu",
+}
+_ACCEPT_TEXT = {ANY: "any dtype", NUMERIC: "a numeric dtype", INEXACT: "a float or complex dtype",
+                FLOAT: "a real float dtype", REAL: "an integer or real float dtype",
+                LOGICAL: "a bool or integer dtype"}
+
+# output dtype rules
+SAME, BOOL, REAL_PART, COMPLEX = "same", "bool", "real_part", "complex"
+_OUT_DTYPE = {SAME: lambda dt: dt, BOOL: lambda dt: dtypes.bool_,
+              REAL_PART: dtypes.real_part, COMPLEX: dtypes.complex_of}
+
+
+def elementwise_shape(name, avals):
+    """The common shape of elementwise operands: equal shapes, rank-0 ones broadcast."""
+    shape = ()
+    for a in avals:
+        if not a.shape:
+            continue
+        if not shape:
+            shape = a.shape
+        elif a.shape != shape:
+            raise ShapeError(
+                "elementwise operands need equal shapes (or rank 0), got "
+                + " and ".join(str(x.shape) for x in avals)
+                + "; tnp functions broadcast NumPy-style", op=name)
+    return shape
+
+
+def _abstract_eval(name, accepts, out_rule):
+    def abstract_eval(*avals):
+        dt = avals[0].dtype
+        for a in avals:
+            if a.dtype != dt:
+                raise DTypeError("operands need one dtype, got "
+                                 + ", ".join(x.dtype.name for x in avals)
+                                 + " (tnp functions promote; ops do not)", op=name)
+        if not _ACCEPTS[accepts](dt):
+            raise DTypeError(f"needs {_ACCEPT_TEXT[accepts]}, got {dt.name}", op=name)
+        return ShapedArray(elementwise_shape(name, avals), _OUT_DTYPE[out_rule](dt))
+    return abstract_eval
+
+
+def _coerce(args):
+    """Turn Python scalars into 0-d arrays of the first array operand's dtype."""
+    dt = None
+    for a in args:
+        if not isinstance(a, dtypes.WEAK_SCALAR_TYPES):
+            dt = aval_of(a).dtype
+            break
+    if dt is None:
+        return [np.asarray(a, dtypes.of_scalar(a)) for a in args]
+    return [np.asarray(a, dt) if isinstance(a, dtypes.WEAK_SCALAR_TYPES) else a for a in args]
+
+
+def _op(prim):
+    def op(*args):
+        return prim.bind(*_coerce(args))
+    op.__name__ = prim.name
+    op.__doc__ = f"The ``{prim.name}`` primitive (equal shapes or rank 0; Python scalars are weak)."
+    return op
+
+
+PRIMS = {}
+
+
+def _declare(name, impl, accepts, out_rule=SAME):
+    prim = Primitive(name, _abstract_eval(name, accepts, out_rule), impl)
+    PRIMS[name] = prim
+    return prim, _op(prim)
+
+
+def _logistic(x):
+    return sc.expit(x)
+
+
+def _rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+def _complex(re, im):
+    out = np.empty(np.broadcast_shapes(np.shape(re), np.shape(im)), dtypes.complex_of(re.dtype))
+    out.real = re
+    out.imag = im
+    return out
+
+
+def _div(x, y):
+    return np.true_divide(x, y)
+
+
+# name: (NumPy impl, accepted dtypes, output dtype rule)
+UNARY = {
+    "neg": (np.negative, NUMERIC, SAME),
+    "exp": (np.exp, INEXACT, SAME),
+    "exp2": (np.exp2, INEXACT, SAME),
+    "log": (np.log, INEXACT, SAME),
+    "log2": (np.log2, INEXACT, SAME),
+    "log10": (np.log10, INEXACT, SAME),
+    "log1p": (np.log1p, INEXACT, SAME),
+    "expm1": (np.expm1, INEXACT, SAME),
+    "sin": (np.sin, INEXACT, SAME),
+    "cos": (np.cos, INEXACT, SAME),
+    "tan": (np.tan, INEXACT, SAME),
+    "asin": (np.arcsin, INEXACT, SAME),
+    "acos": (np.arccos, INEXACT, SAME),
+    "atan": (np.arctan, INEXACT, SAME),
+    "sinh": (np.sinh, INEXACT, SAME),
+    "cosh": (np.cosh, INEXACT, SAME),
+    "tanh": (np.tanh, INEXACT, SAME),
+    "asinh": (np.arcsinh, INEXACT, SAME),
+    "acosh": (np.arccosh, INEXACT, SAME),
+    "atanh": (np.arctanh, INEXACT, SAME),
+    "sqrt": (np.sqrt, INEXACT, SAME),
+    "rsqrt": (_rsqrt, INEXACT, SAME),
+    "cbrt": (np.cbrt, FLOAT, SAME),
+    "abs": (np.abs, NUMERIC, REAL_PART),
+    "sign": (np.sign, NUMERIC, SAME),
+    "floor": (np.floor, FLOAT, SAME),
+    "ceil": (np.ceil, FLOAT, SAME),
+    "round": (np.round, FLOAT, SAME),       # half to even, as NumPy
+    "erf": (sc.erf, FLOAT, SAME),
+    "erfc": (sc.erfc, FLOAT, SAME),
+    "logistic": (_logistic, FLOAT, SAME),
+    "is_finite": (np.isfinite, INEXACT, BOOL),
+    "not": (np.invert, LOGICAL, SAME),      # logical on bool, bitwise on ints
+    "real": (np.real, INEXACT, REAL_PART),
+    "imag": (np.imag, INEXACT, REAL_PART),
+    "conj": (np.conjugate, INEXACT, SAME),
+    "stop_gradient": (lambda x: x, ANY, SAME),
+}
+
+BINARY = {
+    "add": (np.add, NUMERIC, SAME),
+    "sub": (np.subtract, NUMERIC, SAME),
+    "mul": (np.multiply, NUMERIC, SAME),
+    "div": (_div, INEXACT, SAME),
+    "floor_div": (np.floor_divide, REAL, SAME),  # NumPy `//`
+    "rem": (np.remainder, REAL, SAME),           # NumPy `%`: sign of the divisor
+    "pow": (np.power, NUMERIC, SAME),
+    "max": (np.maximum, ANY, SAME),              # NaN-propagating, as NumPy
+    "min": (np.minimum, ANY, SAME),
+    "atan2": (np.arctan2, FLOAT, SAME),
+    "hypot": (np.hypot, FLOAT, SAME),
+    "eq": (np.equal, ANY, BOOL),
+    "ne": (np.not_equal, ANY, BOOL),
+    "lt": (np.less, ANY, BOOL),
+    "le": (np.less_equal, ANY, BOOL),
+    "gt": (np.greater, ANY, BOOL),
+    "ge": (np.greater_equal, ANY, BOOL),
+    "and": (np.bitwise_and, LOGICAL, SAME),
+    "or": (np.bitwise_or, LOGICAL, SAME),
+    "xor": (np.bitwise_xor, LOGICAL, SAME),
+    "complex": (_complex, FLOAT, COMPLEX),
+}
+
+_py_names = {"not": "not_", "and": "and_", "or": "or_"}
+for _name, (_impl, _accepts, _out) in {**UNARY, **BINARY}.items():
+    _prim, _fn = _declare(_name, _impl, _accepts, _out)
+    globals()[_py_names.get(_name, _name)] = _fn
+    globals()[_name + "_p"] = _prim
+
+
+# ---------------------------------------------------------------- select, clamp, convert
+
+def _select_eval(pred, on_true, on_false):
+    if pred.dtype != dtypes.bool_:
+        raise DTypeError(f"predicate must be bool, got {pred.dtype.name}", op="select")
+    if on_true.dtype != on_false.dtype:
+        raise DTypeError(f"branches need one dtype, got {on_true.dtype.name} and "
+                         f"{on_false.dtype.name}", op="select")
+    return ShapedArray(elementwise_shape("select", (pred, on_true, on_false)), on_true.dtype)
+
+
+select_p = Primitive("select", _select_eval, np.where)
+PRIMS["select"] = select_p
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false`` (equal shapes or rank 0)."""
+    on_true, on_false = _coerce([on_true, on_false])
+    return select_p.bind(pred, on_true, on_false)
+
+
+def _clamp_eval(lo, x, hi):
+    for a in (lo, hi):
+        if a.dtype != x.dtype:
+            raise DTypeError(f"bounds need the operand's dtype {x.dtype.name}, got "
+                             f"{a.dtype.name}", op="clamp")
+        if a.shape and a.shape != x.shape:
+            raise ShapeError(f"bounds must be rank 0 or of the operand's shape {x.shape}, "
+                             f"got {a.shape}", op="clamp")
+    if not _ACCEPTS[REAL](x.dtype):
+        raise DTypeError(f"needs {_ACCEPT_TEXT[REAL]}, got {x.dtype.name}", op="clamp")
+    return x
+
+
+def _clamp_impl(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+clamp_p = Primitive("clamp", _clamp_eval, _clamp_impl)
+PRIMS["clamp"] = clamp_p
+
+
+def clamp(lo, x, hi):
+    """``min(max(x, lo), hi)``; ``lo`` and ``hi`` are rank 0 or of ``x``'s shape."""
+    x, lo, hi = _coerce([x, lo, hi])
+    return clamp_p.bind(lo, x, hi)
+
+
+def _convert_eval(x, *, new_dtype):
+    return ShapedArray(x.shape, dtypes.canonical(new_dtype))
+
+
+def _convert_impl(x, *, new_dtype):
+    if dtypes.is_complex(np.result_type(x)) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)
+    return np.asarray(x).astype(new_dtype)
+
+
+convert_element_type_p = Primitive("convert_element_type", _convert_eval, _convert_impl)
+PRIMS["convert_element_type"] = convert_element_type_p
+
+
+def convert_element_type(x, new_dtype):
+    """``x`` as ``new_dtype``; complex to real keeps the real part. No-op if already so."""
+    new_dtype = dtypes.canonical(new_dtype)
+    if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
+        return np.asarray(x, new_dtype)
+    if aval_of(x).dtype == new_dtype:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype)
+
+
+# ---------------------------------------------------------------- JVP rules
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _abs_partial(g, ans, x):
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return mul(g, sign(x))
+    # d|z| = Re(conj(z) dz) / |z|; zero at z = 0 (the subgradient JAX picks)
+    safe = select(eq(ans, 0), 1, ans)
+    return div(real(mul(conj(x), g)), safe)
+
+
+def _maximum_mask(g, a, ans, b):
+    # JAX's convention: at ties each operand gets half of the cotangent.
+    mine = convert_element_type(eq(a, ans), aval_of(g).dtype)
+    other = convert_element_type(eq(b, ans), aval_of(g).dtype)
+    return mul(g, div(mine, add(other, 1)))
+
+
+def _pow_base(g, ans, x, y):
+    d = mul(y, pow(x, sub(y, 1)))
+    return mul(g, select(eq(y, 0), 0, d))
+
+
+def _pow_exponent(g, ans, x, y):
+    d = mul(log(select(eq(x, 0), 1, x)), ans)
+    return mul(g, d)
+
+
+UNARY_JVP = {
+    "neg": lambda g, ans, x: neg(g),
+    "exp": lambda g, ans, x: mul(g, ans),
+    "exp2": lambda g, ans, x: mul(g, mul(ans, LN2)),
+    "log": lambda g, ans, x: div(g, x),
+    "log2": lambda g, ans, x: div(g, mul(x, LN2)),
+    "log10": lambda g, ans, x: div(g, mul(x, LN10)),
+    "log1p": lambda g, ans, x: div(g, add(x, 1)),
+    "expm1": lambda g, ans, x: mul(g, add(ans, 1)),
+    "sin": lambda g, ans, x: mul(g, cos(x)),
+    "cos": lambda g, ans, x: neg(mul(g, sin(x))),
+    "tan": lambda g, ans, x: mul(g, add(mul(ans, ans), 1)),
+    "asin": lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))),
+    "acos": lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))),
+    "atan": lambda g, ans, x: div(g, add(mul(x, x), 1)),
+    "sinh": lambda g, ans, x: mul(g, cosh(x)),
+    "cosh": lambda g, ans, x: mul(g, sinh(x)),
+    "tanh": lambda g, ans, x: mul(g, sub(1, mul(ans, ans))),
+    "asinh": lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))),
+    "acosh": lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))),
+    "atanh": lambda g, ans, x: div(g, sub(1, mul(x, x))),
+    "sqrt": lambda g, ans, x: div(g, mul(ans, 2)),
+    "rsqrt": lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)),
+    "cbrt": lambda g, ans, x: div(g, mul(mul(ans, ans), 3)),
+    "abs": _abs_partial,
+    "erf": lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), TWO_OVER_SQRT_PI)),
+    "erfc": lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -TWO_OVER_SQRT_PI)),
+    "logistic": lambda g, ans, x: mul(g, mul(ans, sub(1, ans))),
+}
+BINARY_JVP = {
+    "add": (lambda g, ans, x, y: g, lambda g, ans, x, y: g),
+    "sub": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g)),
+    "mul": (lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
+    "div": (lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
+    "rem": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(mul(g, floor(div(x, y))))),
+    "pow": (_pow_base, _pow_exponent),
+    "max": (lambda g, ans, x, y: _maximum_mask(g, x, ans, y),
+            lambda g, ans, x, y: _maximum_mask(g, y, ans, x)),
+    "min": (lambda g, ans, x, y: _maximum_mask(g, x, ans, y),
+            lambda g, ans, x, y: _maximum_mask(g, y, ans, x)),
+    "atan2": (lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+              lambda g, ans, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))),
+    "hypot": (lambda g, ans, x, y: mul(g, div(x, select(eq(ans, 0), 1, ans))),
+              lambda g, ans, x, y: mul(g, div(y, select(eq(ans, 0), 1, ans)))),
+}
+ZERO_DERIVATIVE = ("sign", "floor", "ceil", "round", "is_finite", "not", "floor_div",
+                   "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor")
+
+for _name, _partial in UNARY_JVP.items():
+    defjvp(PRIMS[_name], _partial)
+for _name, _partials in BINARY_JVP.items():
+    defjvp(PRIMS[_name], *_partials)
+for _name in ZERO_DERIVATIVE:
+    defzero(PRIMS[_name])
+defzero(stop_gradient_p)
+defjvp(clamp_p,
+       lambda g, ans, lo, x, hi: select(gt(lo, x), g, 0),
+       lambda g, ans, lo, x, hi: select(and_(gt(x, lo), lt(x, hi)), g, 0),
+       lambda g, ans, lo, x, hi: select(lt(hi, x), g, 0))
+
+
+# ---------------------------------------------------------------- linear ops: transposes
+
+def unbroadcast(aval, ct):
+    """Sum a cotangent back down to a rank-0 operand that was broadcast."""
+    if aval.shape or not aval_of(ct).shape:
+        return ct
+    from .reductions import reduce_sum
+    return reduce_sum(ct, tuple(range(len(aval_of(ct).shape))))
+
+
+def _lin(x, ct_fn, ct):
+    return unbroadcast(x.aval, ct_fn(ct)) if is_undefined(x) else None
+
+
+def _transpose_add(ct, x, y):
+    return [_lin(x, lambda c: c, ct), _lin(y, lambda c: c, ct)]
+
+
+def _transpose_sub(ct, x, y):
+    return [_lin(x, lambda c: c, ct), _lin(y, neg, ct)]
+
+
+def _transpose_mul(ct, x, y):
+    return [_lin(x, lambda c: mul(c, y), ct), _lin(y, lambda c: mul(x, c), ct)]
+
+
+def _transpose_div(ct, x, y):
+    return [_lin(x, lambda c: div(c, y), ct), None]
+
+
+for _name, _rule in (("add", _transpose_add), ("sub", _transpose_sub),
+                     ("mul", _transpose_mul), ("div", _transpose_div)):
+    register("transpose", PRIMS[_name], _rule)
+
+register("transpose", neg_p, lambda ct, x: [neg(ct)])
+# JAX's conventions for complex values: transposes, not Hermitian adjoints.
+deflinear(real_p, lambda ct, x: [complex(ct, 0) if dtypes.is_complex(x.aval.dtype) else ct])
+deflinear(imag_p, lambda ct, x: [complex(0, neg(ct))])
+deflinear(conj_p, lambda ct, x: [conj(ct)])
+deflinear(complex_p, lambda ct, re, im: [_lin(re, real, ct), _lin(im, lambda c: neg(imag(c)), ct)])
+
+
+def _select_jvp(primals, tangents):
+    pred, a, b = primals
+    ans = select_p.bind(pred, a, b)
+    _, ta, tb = tangents
+    if type(ta) is Zero and type(tb) is Zero:
+        return ans, Zero(aval_of(ans))
+    return ans, select_p.bind(pred, instantiate(ta), instantiate(tb))
+
+
+def _select_transpose(ct, pred, a, b):
+    zero = np.zeros((), aval_of(ct).dtype)
+    return [None,
+            _lin(a, lambda c: select_p.bind(pred, c, zero), ct),
+            _lin(b, lambda c: select_p.bind(pred, zero, c), ct)]
+
+
+register("jvp", select_p, _select_jvp)
+register("transpose", select_p, _select_transpose)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype)
+    out_aval = aval_of(ans)
+    if type(t) is Zero or not has_tangent(out_aval):
+        return ans, Zero(out_aval)
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype)
+
+
+def _convert_transpose(ct, x, *, new_dtype):
+    old = x.aval.dtype
+    if dtypes.is_complex(aval_of(ct).dtype) and not dtypes.is_complex(old):
+        ct = real(ct)
+    return [convert_element_type(ct, old)]
+
+
+register("jvp", convert_element_type_p, _convert_jvp)
+register("transpose", convert_element_type_p, _convert_transpose)
