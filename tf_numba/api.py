@@ -1,0 +1,325 @@
+"""The public transforms: make_program, grad, value_and_grad, vjp, jvp, linearize,
+jacfwd, jacrev, hessian, stop_gradient.
+
+Each one traces the user's function into a Program, transforms the program, simplifies it
+and evaluates it on the arguments. Evaluating inside another trace stages the equations
+into it, which is all it takes for the transforms to nest (``grad(grad(f))``).
+"""
+import functools
+import numbers
+
+import numpy as np
+
+from .core import dtypes, pytree
+from .core.interpreter import eval_program
+from .core.ir import ShapedArray, aval_of_value
+from .core.trace import ProgramBuilder, Tracer, user_source
+from .errors import DTypeError, ShapeError, TfNumbaError
+from .transforms import ad
+from .transforms.simplify import simplify
+
+
+class ShapeDtype:
+    """An argument stand-in for ``make_program``: ``ShapeDtype((3, 4), np.float32)``."""
+
+    def __init__(self, shape, dtype=np.float64):
+        self.aval = ShapedArray(tuple(shape), dtypes.canonical(dtype))
+        self.shape, self.dtype = self.aval.shape, self.aval.dtype
+
+
+def _aval(x):
+    if isinstance(x, (Tracer, ShapeDtype)):
+        return x.aval
+    return aval_of_value(x)
+
+
+def _as_array(x):
+    """Leaves of arguments become typed values: Python scalars get their default dtype."""
+    if isinstance(x, (Tracer, np.ndarray)):
+        return x
+    if isinstance(x, ShapeDtype):
+        return x
+    aval = _aval(x)
+    return np.asarray(x, aval.dtype)
+
+
+class TracedFunction:
+    """A user function traced on flat leaves: its program, trees and captured tracers."""
+
+    def __init__(self, fn, args, kwargs):
+        leaves, self.in_tree = pytree.flatten(args)
+        self.leaves = [_as_array(x) for x in leaves]
+        self.out_tree = None
+
+        def flat_fn(*flat):
+            out = fn(*pytree.unflatten(self.in_tree, flat), **kwargs)
+            out_leaves, self.out_tree = pytree.flatten(out)
+            self.out = out
+            return out_leaves
+
+        with ProgramBuilder() as builder:
+            ins = [builder.new_input(_aval(x)) for x in self.leaves]
+            outs = flat_fn(*ins)
+            self.program, self.captured = builder.build(outs)
+
+    def call(self, program):
+        """Evaluate a program derived from this one on the arguments it was traced with."""
+        return eval_program(program, self.leaves + self.captured)
+
+    def mask(self, leaf_indices):
+        m = [False] * len(self.program.invars)
+        for i in leaf_indices:
+            m[i] = True
+        return m
+
+
+def make_program(fn, static_argnums=()):
+    """``make_program(f)(*args)`` returns the Program ``f`` traces to; print it to read it.
+
+    >>> print(make_program(lambda x: tnp.sin(x) * 2)(np.ones(3)))
+    """
+    static_argnums = _normalize_argnums(static_argnums, None)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = _bind_static(fn, args, static_argnums)
+        dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
+        return TracedFunction(bound, tuple(dynamic), kwargs).program
+    return wrapper
+
+
+def _bind_static(fn, args, static_argnums):
+    if not static_argnums:
+        return fn
+    statics = {i: args[i] for i in static_argnums}
+
+    def bound(*dynamic, **kwargs):
+        it = iter(dynamic)
+        full = [statics[i] if i in statics else next(it) for i in range(len(args))]
+        return fn(*full, **kwargs)
+    return bound
+
+
+def _normalize_argnums(argnums, num_args, what="argnums"):
+    single = isinstance(argnums, numbers.Integral)
+    nums = (argnums,) if single else tuple(argnums)
+    if num_args is not None:
+        for a in nums:
+            if not -num_args <= a < num_args:
+                raise TfNumbaError(
+                    f"{what}={argnums!r} is out of range: the function was called with "
+                    f"{num_args} positional argument(s)", source=user_source())
+        nums = tuple(a % num_args for a in nums)
+    return nums
+
+
+def _leaf_ranges(args):
+    """For each positional argument, the range of its leaves in the flattened args."""
+    ranges, start = [], 0
+    for a in args:
+        n = len(pytree.flatten(a)[0])
+        ranges.append(range(start, start + n))
+        start += n
+    return ranges
+
+
+def _check_differentiable(traced, args, argnums, fname):
+    ranges = _leaf_ranges(args)
+    wrt = []
+    for a in argnums:
+        for i in ranges[a]:
+            aval = traced.program.invars[i].aval
+            if not dtypes.is_inexact(aval.dtype):
+                raise DTypeError(
+                    f"{fname} needs float or complex inputs to differentiate, but argument "
+                    f"{a} has a leaf of dtype {aval.dtype.name} and shape {aval.shape}. "
+                    "Pass it as float (x.astype(float)) or leave it out of argnums.",
+                    op=fname, source=user_source())
+            wrt.append(i)
+    return wrt, ranges
+
+
+def _split_aux(out, has_aux, fname):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TfNumbaError(
+            f"{fname}(..., has_aux=True) needs the function to return a pair (output, aux); "
+            f"it returned {type(out).__name__}", op=fname, source=user_source())
+    return out[0], out[1]
+
+
+def _check_scalar_output(out):
+    aval = _aval(out) if isinstance(out, (Tracer, np.ndarray, np.generic, numbers.Number)) \
+        else None
+    if aval is None or aval.shape != () or not dtypes.is_inexact(aval.dtype) \
+            or dtypes.is_complex(aval.dtype):
+        got = f"{aval.dtype.name}{list(aval.shape)}" if aval is not None else type(out).__name__
+        raise ShapeError(
+            f"grad needs the function to return a real float scalar, got {got}. "
+            "Reduce it (e.g. tnp.sum) or use vjp/jacrev for non-scalar outputs.",
+            op="grad", source=user_source())
+
+
+def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
+    """Shared body of grad and value_and_grad: (value, aux, grads) for one call."""
+    nums = _normalize_argnums(argnums, len(args))
+    aux_tree = []
+
+    def scalar_fn(*a, **k):
+        out, aux = _split_aux(fn(*a, **k), has_aux, "grad")
+        _check_scalar_output(out)
+        aux_leaves, aux_def = pytree.flatten(aux)
+        aux_tree.append(aux_def)
+        return [out] + aux_leaves
+
+    traced = TracedFunction(scalar_fn, args, kwargs)
+    wrt, ranges = _check_differentiable(traced, args, nums, "grad")
+    program = ad.grad_program(traced.program, traced.mask(wrt), keep_outputs=keep_value)
+    flat = traced.call(simplify(program))
+    n_out = len(traced.program.outvars) if keep_value else 0
+    grads = _unflatten_grads(args, argnums, nums, ranges, flat[n_out:])
+    if not keep_value:
+        return None, None, grads
+    aux = pytree.unflatten(aux_tree[0], flat[1:n_out]) if has_aux else None
+    return flat[0], aux, grads
+
+
+def _unflatten_grads(args, argnums, nums, ranges, grads):
+    """Gradients in the structure of the differentiated arguments (a tuple for a tuple)."""
+    it = iter(grads)
+    per_arg = []
+    for a in nums:
+        _, tree = pytree.flatten(args[a])
+        per_arg.append(pytree.unflatten(tree, [next(it) for _ in ranges[a]]))
+    return per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
+
+
+def value_and_grad(fn, argnums=0, has_aux=False):
+    """``f`` and its gradient: ``value_and_grad(f)(x) -> (f(x), df/dx)``, as in JAX.
+
+    With ``has_aux=True`` the function returns ``(value, aux)`` and the result is
+    ``((value, aux), grad)``.
+    """
+    @functools.wraps(fn)
+    def value_and_grad_fn(*args, **kwargs):
+        value, aux, grads = _gradient(fn, argnums, has_aux, True, args, kwargs)
+        return ((value, aux) if has_aux else value), grads
+    return value_and_grad_fn
+
+
+def grad(fn, argnums=0, has_aux=False):
+    """The gradient of a real scalar function, as in ``jax.grad``.
+
+    >>> grad(lambda x: tnp.sum(tnp.sin(x)))(np.ones(3))   # cos(1) three times
+    """
+    @functools.wraps(fn)
+    def grad_fn(*args, **kwargs):
+        if has_aux:
+            _, aux, grads = _gradient(fn, argnums, True, True, args, kwargs)
+            return grads, aux
+        return _gradient(fn, argnums, False, False, args, kwargs)[2]
+    return grad_fn
+
+
+def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
+    if primal_tree != tangent_tree:
+        raise TfNumbaError(f"jvp: tangents have structure {tangent_tree}, primals have "
+                           f"{primal_tree}; they must match", op="jvp", source=user_source())
+    for i, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
+        pa, ta = _aval(p), _aval(_as_array(t))
+        if pa.shape != ta.shape or (dtypes.is_inexact(pa.dtype) and pa.dtype != ta.dtype):
+            raise ShapeError(f"jvp: tangent {i} is {ta}, its primal is {pa}; a tangent needs "
+                             "the primal's shape and dtype", op="jvp", source=user_source())
+
+
+def jvp(fn, primals, tangents):
+    """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    traced = TracedFunction(fn, primals, {})
+    p_leaves, p_tree = pytree.flatten(primals)
+    t_leaves, t_tree = pytree.flatten(tangents)
+    _check_tangents(p_leaves, t_leaves, p_tree, t_tree)
+    n = len(traced.leaves)
+    mask = traced.mask(range(n))
+    program, _ = ad.jvp_program(traced.program, mask)
+    tangent_args = [_as_array(t) for t, v in zip(t_leaves, traced.program.invars)
+                    if dtypes.is_inexact(v.aval.dtype)]
+    flat = eval_program(simplify(program), traced.leaves + traced.captured + tangent_args)
+    k = len(traced.program.outvars)
+    return (pytree.unflatten(traced.out_tree, flat[:k]),
+            pytree.unflatten(traced.out_tree, flat[k:]))
+
+
+def linearize(fn, *primals):
+    """``linearize(f, x) -> (f(x), f_jvp)`` where ``f_jvp(t)`` evaluates only the linear part."""
+    traced = TracedFunction(fn, primals, {})
+    n = len(traced.leaves)
+    jvp_prog, _ = ad.jvp_program(traced.program, traced.mask(range(n)))
+    k = len(traced.program.outvars)
+    known, linear, num_res = ad.partial_eval(jvp_prog, len(traced.program.invars), k)
+    outs = traced.call(simplify(known))
+    residuals = outs[k:]
+    linear = simplify(linear)
+    diff = [dtypes.is_inexact(v.aval.dtype) for v in traced.program.invars[:n]]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = pytree.flatten(tangents)
+        _check_tangents(traced.leaves, t_leaves, traced.in_tree, t_tree)
+        ts = [_as_array(t) for t, d in zip(t_leaves, diff) if d]
+        return pytree.unflatten(traced.out_tree, eval_program(linear, residuals + ts))
+    return pytree.unflatten(traced.out_tree, outs[:k]), f_jvp
+
+
+def vjp(fn, *primals, has_aux=False):
+    """Reverse mode: ``vjp(f, x) -> (f(x), vjp_fn)`` with ``vjp_fn(ct) -> (ct_x,)``, as in JAX.
+
+    Integer and bool inputs get zero cotangents of their own dtype.
+    """
+    aux_box = []
+
+    def main_fn(*a):
+        out, aux = _split_aux(fn(*a), has_aux, "vjp")
+        aux_box.append(aux)
+        return out
+
+    traced = TracedFunction(main_fn, primals, {})
+    n = len(traced.leaves)
+    k = len(traced.program.outvars)
+    diff_idx = [i for i in range(n) if dtypes.is_inexact(traced.program.invars[i].aval.dtype)]
+    known, transposed, _ = ad.vjp_parts(traced.program, traced.mask(diff_idx))
+    outs = traced.call(simplify(known))
+    residuals = outs[k:]
+    transposed = simplify(transposed)
+    out_avals = traced.program.out_avals
+    out_tree = traced.out_tree
+
+    def vjp_fn(ct):
+        ct_leaves, ct_tree = pytree.flatten(ct)
+        if ct_tree != out_tree:
+            raise TfNumbaError(f"vjp_fn: cotangent structure {ct_tree} does not match the "
+                               f"output structure {out_tree}", op="vjp", source=user_source())
+        cts = []
+        for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
+            c = _as_array(c)
+            if _aval(c).shape != aval.shape:
+                raise ShapeError(f"vjp_fn: cotangent {i} has shape {_aval(c).shape}, the "
+                                 f"output has {aval.shape}", op="vjp", source=user_source())
+            cts.append(c)
+        flat = eval_program(transposed, residuals + cts)
+        it = iter(flat)
+        grads = [next(it) if i in set(diff_idx) else np.zeros(_aval(x).shape, _aval(x).dtype)
+                 for i, x in enumerate(traced.leaves)]
+        return pytree.unflatten(traced.in_tree, grads)
+
+    out = pytree.unflatten(out_tree, outs[:k])
+    if has_aux:
+        return out, vjp_fn, aux_box[0]
+    return out, vjp_fn
+
+
+def stop_gradient(x):
+    """``x`` with a zero derivative (applies to every leaf of a pytree)."""
+    from .ops.elementwise import stop_gradient as stop
+    return pytree.tree_map(lambda a: stop(_as_array(a)) if dtypes.is_inexact(_aval(a).dtype)
+                           else a, x)

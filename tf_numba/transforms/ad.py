@@ -1,0 +1,185 @@
+"""Forward and reverse mode as Program -> Program transforms.
+
+Reverse mode is linearize-then-transpose: ``jvp_program`` differentiates with the JVP
+table, ``partial_eval`` splits the result into a primal program (which also returns the
+residuals) and a program linear in the tangents, and ``transpose_program`` runs the linear
+program backwards with the transpose table. There is no second table of VJP rules.
+Every pass walks the equations once, so all of this is linear in program size.
+"""
+import numpy as np
+
+from ..core.interpreter import eval_program
+from ..core.ir import Literal, Program, Var
+from ..core.linear import UndefinedPrimal, Zero, has_tangent, instantiate
+from ..core.primitive import rule
+from ..core.trace import ProgramBuilder, trace
+
+
+def _read(env, v):
+    return v.value if type(v) is Literal else env[v]
+
+
+def jvp_program(program, tangent_mask, instantiate_zeros=True):
+    """The forward-mode program of ``program``.
+
+    Inputs: all primals, then one tangent per input with ``tangent_mask`` set (and an inexact
+    dtype). Outputs: primal outputs, then one tangent per output. With ``instantiate_zeros``
+    off, outputs whose tangent is symbolically zero are left out; the second return value
+    says, per output, whether its tangent is in the program.
+    """
+    differentiated = [m and has_tangent(v.aval) for v, m in zip(program.invars, tangent_mask)]
+    with ProgramBuilder() as builder:
+        primals = [builder.new_input(v.aval) for v in program.invars]
+        penv = dict(zip(program.invars, primals))
+        penv.update(program.consts)
+        tenv = {}
+        for v, d in zip(program.invars, differentiated):
+            if d:
+                tenv[v] = builder.new_input(v.aval)
+        for eqn in program.eqns:
+            builder.source_override = eqn.source
+            ps = [_read(penv, v) for v in eqn.invars]
+            ts = [tenv.get(v) if type(v) is Var else None for v in eqn.invars]
+            if all(t is None for t in ts):
+                out = eqn.prim.bind(*ps, **eqn.params)
+                outs = out if eqn.prim.multiple_results else [out]
+                penv.update(zip(eqn.outvars, outs))
+                continue
+            ts = [Zero(v.aval) if t is None else t for v, t in zip(eqn.invars, ts)]
+            out, tout = rule("jvp", eqn.prim)(ps, ts, **eqn.params)
+            if not eqn.prim.multiple_results:
+                out, tout = [out], [tout]
+            penv.update(zip(eqn.outvars, out))
+            for v, t in zip(eqn.outvars, tout):
+                if type(t) is not Zero and has_tangent(v.aval):
+                    tenv[v] = t
+        builder.source_override = None
+        tangent_outs, nonzero = [], []
+        for v in program.outvars:
+            t = tenv.get(v) if type(v) is Var else None
+            nonzero.append(t is not None)
+            if t is not None:
+                tangent_outs.append(t)
+            elif instantiate_zeros:
+                tangent_outs.append(instantiate(Zero(v.aval)))
+        outs = [_read(penv, v) for v in program.outvars] + tangent_outs
+        jvp_prog, _ = builder.build(outs)
+    return jvp_prog, nonzero
+
+
+def partial_eval(program, num_known_inputs, num_known_outputs):
+    """Split ``program`` whose inputs after ``num_known_inputs`` are unknown (tangents).
+
+    Returns (known, linear, num_residuals): ``known`` maps the known inputs to the first
+    ``num_known_outputs`` outputs (which must not depend on unknowns) followed by the
+    residuals; ``linear`` maps the residuals then the unknown inputs to the other outputs.
+    """
+    unknown = set(program.invars[num_known_inputs:])
+    known_eqns, linear_eqns = [], []
+    for eqn in program.eqns:
+        if any(type(v) is Var and v in unknown for v in eqn.invars):
+            linear_eqns.append(eqn)
+            unknown.update(eqn.outvars)
+        else:
+            known_eqns.append(eqn)
+    const_vars = {v for v, _ in program.consts}
+    residuals, seen = [], set()
+
+    def need(v):
+        if type(v) is Var and v not in unknown and v not in const_vars and v not in seen:
+            seen.add(v)
+            residuals.append(v)
+
+    for eqn in linear_eqns:
+        for v in eqn.invars:
+            need(v)
+    known_outs = program.outvars[:num_known_outputs]
+    linear_outs = program.outvars[num_known_outputs:]
+    for v in linear_outs:
+        need(v)
+    assert not any(type(v) is Var and v in unknown for v in known_outs)
+    known = Program(program.invars[:num_known_inputs], program.consts, known_eqns,
+                    list(known_outs) + residuals)
+    linear = Program(residuals + list(program.invars[num_known_inputs:]), program.consts,
+                     linear_eqns, linear_outs)
+    return known, linear, len(residuals)
+
+
+def _accumulate(ct_env, v, ct):
+    from ..ops.elementwise import add
+    prev = ct_env.get(v)
+    ct_env[v] = ct if prev is None else add(prev, ct)
+
+
+def transpose_program(linear, num_residuals, ct_mask=None):
+    """The transpose of a program linear in its inputs after ``num_residuals``.
+
+    Inputs: residuals, then one cotangent per output (per output with ``ct_mask`` set; the
+    others are taken as zero). Outputs: one cotangent per linear input (zeros where nothing
+    flows back).
+    """
+    if ct_mask is None:
+        ct_mask = [True] * len(linear.outvars)
+    ct_outs = [v for v, m in zip(linear.outvars, ct_mask) if m]
+    linear_in = linear.invars[num_residuals:]
+    is_linear = set(linear_in)
+    for eqn in linear.eqns:
+        is_linear.update(eqn.outvars)
+    with ProgramBuilder() as builder:
+        env = {v: builder.new_input(v.aval) for v in linear.invars[:num_residuals]}
+        env.update(linear.consts)
+        cts = [builder.new_input(v.aval) for v in ct_outs]
+        ct_env = {}
+        for v, ct in zip(ct_outs, cts):
+            if type(v) is Var and v in is_linear:
+                _accumulate(ct_env, v, ct)
+        for eqn in reversed(linear.eqns):
+            outs_ct = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(c is None for c in outs_ct):
+                continue
+            builder.source_override = eqn.source
+            outs_ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, outs_ct)]
+            args = [UndefinedPrimal(v.aval) if type(v) is Var and v in is_linear
+                    else _read(env, v) for v in eqn.invars]
+            ct = outs_ct if eqn.prim.multiple_results else outs_ct[0]
+            in_cts = rule("transpose", eqn.prim)(ct, *args, **eqn.params)
+            for v, c in zip(eqn.invars, in_cts):
+                if c is None or type(c) is Zero or not (type(v) is Var and v in is_linear):
+                    continue
+                _accumulate(ct_env, v, c)
+        builder.source_override = None
+        outs = [ct_env[v] if v in ct_env else instantiate(Zero(v.aval)) for v in linear_in]
+        program, _ = builder.build(outs)
+    return program
+
+
+def vjp_parts(program, wrt_mask, ct_mask=None):
+    """(known, transposed, num_residuals) for reverse mode over the inputs in ``wrt_mask``.
+
+    ``known`` maps the primals to all primal outputs followed by residuals; ``transposed``
+    maps residuals and the cotangents of the outputs in ``ct_mask`` (default: all) to the
+    cotangents of the differentiated inputs.
+    """
+    jvp_prog, _ = jvp_program(program, wrt_mask)
+    known, linear, num_res = partial_eval(jvp_prog, len(program.invars), len(program.outvars))
+    return known, transpose_program(linear, num_res, ct_mask), num_res
+
+
+def grad_program(program, wrt_mask, keep_outputs=True):
+    """The gradient of output 0 (a real scalar) w.r.t. the inputs in ``wrt_mask``.
+
+    Inputs: the primals. Outputs: all primal outputs if ``keep_outputs`` (the value and
+    any auxiliary outputs, which are not differentiated), then one gradient per
+    differentiated input.
+    """
+    n_out = len(program.outvars)
+    known, transposed, _ = vjp_parts(program, wrt_mask, [True] + [False] * (n_out - 1))
+    seed = np.ones((), program.outvars[0].aval.dtype)
+
+    def gradient(*primals):
+        outs = eval_program(known, list(primals))
+        grads = eval_program(transposed, outs[n_out:] + [seed])
+        return (outs[:n_out] + grads) if keep_outputs else grads
+
+    result, _ = trace(gradient, program.in_avals)
+    return result

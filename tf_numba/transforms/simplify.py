@@ -1,0 +1,112 @@
+"""Program simplification: constant folding, exact algebraic identities, CSE, then DCE.
+
+Only rewrites that are exact for every input are applied (``x * 1 -> x`` yes, ``x + 0 -> x``
+no: it changes ``-0.0``). One forward pass and one backward pass: linear in program size.
+"""
+import numpy as np
+
+from ..core.ir import Literal, Program, Var
+
+
+def _literal_scalar(v, known_fill):
+    """The scalar a value is known to equal everywhere (a literal or a broadcast of one)."""
+    if type(v) is Literal:
+        return v.value
+    return known_fill.get(v)
+
+
+def _is_one(v, known_fill):
+    value = _literal_scalar(v, known_fill)
+    return value is not None and bool(value == 1)
+
+
+def _identity_if_one(one_at):
+    """``prim(x, 1) -> x`` when the result has x's type (mul, div)."""
+    def rewrite(eqn, ins, known_fill):
+        for i in one_at:
+            other = ins[1 - i]
+            if _is_one(ins[i], known_fill) and other.aval is eqn.outvars[0].aval:
+                return other
+        return None
+    return rewrite
+
+
+REWRITES = {
+    "mul": _identity_if_one((0, 1)),
+    "div": _identity_if_one((1,)),
+}
+
+
+def _hashable_params(params):
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _fold(eqn, ins):
+    """Evaluate an equation whose inputs are all literals and whose output is a scalar."""
+    if eqn.prim.multiple_results or eqn.outvars[0].aval.shape or not eqn.invars:
+        return None
+    if not all(type(v) is Literal for v in ins):
+        return None
+    value = np.asarray(eqn.prim.impl(*[v.value for v in ins], **eqn.params),
+                       eqn.outvars[0].aval.dtype)
+    return Literal(value, eqn.outvars[0].aval)
+
+
+def simplify(program):
+    """A smaller program computing the same outputs (bit for bit)."""
+    subst = {}
+    known_fill = {}     # var -> scalar it is filled with (broadcast of a literal)
+    seen = {}           # CSE key -> outvars
+    eqns = []
+
+    def read(v):
+        return subst.get(v, v) if type(v) is Var else v
+
+    for eqn in program.eqns:
+        ins = [read(v) for v in eqn.invars]
+        folded = _fold(eqn, ins)
+        if folded is not None:
+            subst[eqn.outvars[0]] = folded
+            continue
+        rewrite = REWRITES.get(eqn.prim.name)
+        if rewrite is not None:
+            replacement = rewrite(eqn, ins, known_fill)
+            if replacement is not None:
+                subst[eqn.outvars[0]] = replacement
+                continue
+        params_key = _hashable_params(eqn.params)
+        key = None
+        if params_key is not None:
+            key = (eqn.prim, params_key,
+                   tuple(v if type(v) is Var else (v.aval, v.value.tobytes()) for v in ins))
+            found = seen.get(key)
+            if found is not None:
+                subst.update(zip(eqn.outvars, found))
+                continue
+        if ins != list(eqn.invars):
+            eqn = type(eqn)(eqn.prim, tuple(ins), eqn.outvars, eqn.params, eqn.source)
+        if key is not None:
+            seen[key] = eqn.outvars
+        if eqn.prim.name == "broadcast_in_dim" and type(ins[0]) is Literal:
+            known_fill[eqn.outvars[0]] = ins[0].value
+        eqns.append(eqn)
+
+    outvars = [read(v) for v in program.outvars]
+    return dead_code_elimination(Program(program.invars, program.consts, eqns, outvars))
+
+
+def dead_code_elimination(program):
+    live = {v for v in program.outvars if type(v) is Var}
+    kept = []
+    for eqn in reversed(program.eqns):
+        if any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(v for v in eqn.invars if type(v) is Var)
+    kept.reverse()
+    consts = [(v, c) for v, c in program.consts if v in live]
+    return Program(program.invars, consts, kept, program.outvars)
