@@ -155,6 +155,7 @@ UNARY = {
     "erfc": (sc.erfc, FLOAT, SAME),
     "logistic": (_logistic, FLOAT, SAME),
     "is_finite": (np.isfinite, INEXACT, BOOL),
+    "signbit": (np.signbit, FLOAT, BOOL),   # sees the sign of -0.0 and of NaNs
     "not": (np.invert, LOGICAL, SAME),      # logical on bool, bitwise on ints
     "real": (np.real, INEXACT, REAL_PART),
     "imag": (np.imag, INEXACT, REAL_PART),
@@ -169,11 +170,14 @@ BINARY = {
     "div": (_div, INEXACT, SAME),
     "floor_div": (np.floor_divide, REAL, SAME),  # NumPy `//`
     "rem": (np.remainder, REAL, SAME),           # NumPy `%`: sign of the divisor
+    "fmod": (np.fmod, REAL, SAME),               # C fmod: sign of the dividend
     "pow": (np.power, NUMERIC, SAME),
     "max": (np.maximum, ANY, SAME),              # NaN-propagating, as NumPy
     "min": (np.minimum, ANY, SAME),
     "atan2": (np.arctan2, FLOAT, SAME),
     "hypot": (np.hypot, FLOAT, SAME),
+    "copysign": (np.copysign, FLOAT, SAME),
+    "nextafter": (np.nextafter, FLOAT, SAME),
     "eq": (np.equal, ANY, BOOL),
     "ne": (np.not_equal, ANY, BOOL),
     "lt": (np.less, ANY, BOOL),
@@ -286,6 +290,10 @@ def _maximum_mask(g, a, ans, b):
     return mul(g, div(mine, add(other, 1)))
 
 
+def _trunc(x):
+    return select(lt(x, 0), ceil(x), floor(x))
+
+
 def _pow_base(g, ans, x, y):
     d = mul(y, pow(x, sub(y, 1)))
     return mul(g, select(eq(y, 0), 0, d))
@@ -331,6 +339,7 @@ BINARY_JVP = {
     "mul": (lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g)),
     "div": (lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y)))),
     "rem": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(mul(g, floor(div(x, y))))),
+    "fmod": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(mul(g, _trunc(div(x, y))))),
     "pow": (_pow_base, _pow_exponent),
     "max": (lambda g, ans, x, y: _maximum_mask(g, x, ans, y),
             lambda g, ans, x, y: _maximum_mask(g, y, ans, x)),
@@ -340,9 +349,11 @@ BINARY_JVP = {
               lambda g, ans, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))),
     "hypot": (lambda g, ans, x, y: mul(g, div(x, select(eq(ans, 0), 1, ans))),
               lambda g, ans, x, y: mul(g, div(y, select(eq(ans, 0), 1, ans)))),
+    "copysign": (lambda g, ans, x, y: mul(g, mul(sign(x), sign(ans))), None),
+    "nextafter": (lambda g, ans, x, y: g, None),
 }
-ZERO_DERIVATIVE = ("sign", "floor", "ceil", "round", "is_finite", "not", "floor_div",
-                   "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor")
+ZERO_DERIVATIVE = ("sign", "floor", "ceil", "round", "is_finite", "signbit", "not",
+                   "floor_div", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor")
 
 for _name, _partial in UNARY_JVP.items():
     defjvp(PRIMS[_name], _partial)
