@@ -1,9 +1,11 @@
 """tf_numba: JAX-style transforms (grad, jvp, vjp, jit, ...) for NumPy code, built on numba."""
 from . import ops  # noqa: F401  (registers every primitive)
-from .api import (ShapeDtype, grad, jvp, linearize, make_program, stop_gradient,
-                  value_and_grad, vjp)
+from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, make_program,
+                  stop_gradient, value_and_grad, vjp)
 from .core.pytree import register_pytree_node
+from .custom_derivatives import custom_jvp, custom_vjp
 from .errors import TfNumbaError
 
-__all__ = ["ShapeDtype", "TfNumbaError", "grad", "jvp", "linearize", "make_program",
-           "register_pytree_node", "stop_gradient", "value_and_grad", "vjp"]
+__all__ = ["ShapeDtype", "TfNumbaError", "custom_jvp", "custom_vjp", "grad", "hessian",
+           "jacfwd", "jacrev", "jvp", "linearize", "make_program", "register_pytree_node",
+           "stop_gradient", "value_and_grad", "vjp"]

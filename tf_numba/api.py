@@ -323,3 +323,100 @@ def stop_gradient(x):
     from .ops.elementwise import stop_gradient as stop
     return pytree.tree_map(lambda a: stop(_as_array(a)) if dtypes.is_inexact(_aval(a).dtype)
                            else a, x)
+
+
+def _stack_last(columns, out_shape):
+    """Stack arrays of ``out_shape`` along a new last axis (a Jacobian's input axis)."""
+    from .ops.layout import concatenate, reshape
+    cols = [reshape(_as_array(c), tuple(out_shape) + (1,)) for c in columns]
+    return cols[0] if len(cols) == 1 else concatenate(cols, len(out_shape))
+
+
+def _basis(avals, leaf, flat_index):
+    """Tangents/cotangents that are one-hot at ``flat_index`` of leaf ``leaf``, zero elsewhere."""
+    out = []
+    for i, aval in enumerate(avals):
+        e = np.zeros(aval.shape, aval.dtype)
+        if i == leaf:
+            e.reshape(-1)[flat_index] = 1
+        out.append(e)
+    return out
+
+
+def _jacobian(fn, argnums, forward):
+    @functools.wraps(fn)
+    def jacobian_fn(*args):
+        nums = _normalize_argnums(argnums, len(args))
+
+        def partial_fn(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fn(*full)
+
+        diff_args = tuple(args[i] for i in nums)
+        in_leaves, in_tree = pytree.flatten(diff_args)
+        in_avals = [_aval(_as_array(x)) for x in in_leaves]
+        for i, aval in enumerate(in_avals):
+            if not dtypes.is_inexact(aval.dtype):
+                raise DTypeError(f"{'jacfwd' if forward else 'jacrev'} needs float inputs; "
+                                 f"input leaf {i} is {aval}", source=user_source())
+        if forward:
+            out, f_jvp = linearize(partial_fn, *diff_args)
+        else:
+            out, f_vjp = vjp(partial_fn, *diff_args)
+        out_leaves, out_tree = pytree.flatten(out)
+        out_avals = [_aval(_as_array(x)) for x in out_leaves]
+        # blocks[o][i]: d out_leaves[o] / d in_leaves[i], of shape out.shape + in.shape
+        blocks = [[None] * len(in_avals) for _ in out_avals]
+        if forward:
+            for i, aval in enumerate(in_avals):
+                columns = []
+                for k in range(int(np.prod(aval.shape, dtype=int))):
+                    t = pytree.unflatten(in_tree, _basis(in_avals, i, k))
+                    columns.append(pytree.flatten(f_jvp(*t))[0])
+                for o, oa in enumerate(out_avals):
+                    col = _stack_last([c[o] for c in columns], oa.shape)
+                    blocks[o][i] = _reshape(col, oa.shape + aval.shape)
+        else:
+            for o, oa in enumerate(out_avals):
+                rows = []
+                for k in range(int(np.prod(oa.shape, dtype=int))):
+                    ct = pytree.unflatten(out_tree, _basis(out_avals, o, k))
+                    rows.append(pytree.flatten(f_vjp(ct))[0])
+                for i, aval in enumerate(in_avals):
+                    stacked = _stack_last([r[i] for r in rows], aval.shape)
+                    blocks[o][i] = _move_last_to_front(stacked, aval.shape, oa.shape)
+        per_out = [pytree.unflatten(in_tree, row) for row in blocks]
+        if isinstance(argnums, numbers.Integral):
+            per_out = [p[0] for p in per_out]
+        return pytree.unflatten(out_tree, per_out)
+    return jacobian_fn
+
+
+def _reshape(x, shape):
+    from .ops.layout import reshape
+    return reshape(x, tuple(shape))
+
+
+def _move_last_to_front(x, in_shape, out_shape):
+    """(in..., n_out) -> (out..., in...)."""
+    from .ops.layout import transpose
+    r = len(in_shape)
+    x = transpose(x, (r,) + tuple(range(r)))
+    return _reshape(x, tuple(out_shape) + tuple(in_shape))
+
+
+def jacfwd(fn, argnums=0):
+    """The Jacobian by forward mode (one JVP per input element): shape out.shape + in.shape."""
+    return _jacobian(fn, argnums, forward=True)
+
+
+def jacrev(fn, argnums=0):
+    """The Jacobian by reverse mode (one VJP per output element): shape out.shape + in.shape."""
+    return _jacobian(fn, argnums, forward=False)
+
+
+def hessian(fn, argnums=0):
+    """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function."""
+    return jacfwd(jacrev(fn, argnums), argnums)
