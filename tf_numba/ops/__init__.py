@@ -4,11 +4,13 @@
 | --- | --- |
 | elementwise | unary/binary math, comparisons, logic, select, clamp, convert_element_type, stop_gradient |
 | layout | broadcast_in_dim, reshape, transpose, rev, slice, pad, concatenate, iota |
-| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/cumprod/cummax/cummin |
-| indexing | gather, scatter_add, scatter, dynamic_slice, dynamic_update_slice |
+| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/cumprod/cummax/cummin, linear_recurrence |
+| indexing | gather, scatter_add, scatter, scatter_mul, dynamic_slice, dynamic_update_slice |
 | contraction | dot_general |
 | sorting | sort (several operands, stable, NaN last) |
 
 Each module declares its primitives with abstract eval and NumPy impl and registers their
 JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
+Each module's ``PRIMS`` maps primitive names to primitives.
 """
+from . import elementwise, layout, reductions, indexing, contraction, sorting  # noqa: F401

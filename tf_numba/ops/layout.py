@@ -1,0 +1,520 @@
+"""Layout primitives: move, copy and pad elements without arithmetic on them.
+
+All of them but ``iota`` are linear, so their JVP is the primitive applied to the tangents
+and their transposes are other layout ops (or ``reduce_sum``). Shapes and index parameters
+are static Python ints; dims that are symbols pass through where no arithmetic is needed.
+"""
+import math
+import operator
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.ir import ShapedArray
+from ..core.linear import Zero, aval_of, deflinear, defzero, instantiate, is_undefined
+from ..core.primitive import Primitive, register
+from ..core.shapes import Sym
+from ..errors import DTypeError, ShapeError
+from . import reductions
+
+PRIMS = {}
+
+
+def _declare(name, abstract_eval, impl, **kwargs):
+    prim = Primitive(name, abstract_eval, impl, **kwargs)
+    PRIMS[name] = prim
+    return prim
+
+
+def _ints(values, what, op):
+    """A tuple of Python ints from a sequence of int-likes (params must be plain ints)."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise ShapeError(f"{what} must be a sequence of ints, got {values!r}", op=op) from None
+
+
+def _shape(values, op):
+    """A shape parameter: ints (or symbols), each >= 0."""
+    out = []
+    for d in values:
+        if not isinstance(d, Sym):
+            d = operator.index(d)
+            if d < 0:
+                raise ShapeError(f"negative dimension {d} in shape {tuple(values)}", op=op)
+        out.append(d)
+    return tuple(out)
+
+
+def _concrete(dim, op, what):
+    if isinstance(dim, Sym):
+        raise ShapeError(f"{what} needs a concrete length, got the symbol {dim}", op=op)
+    return dim
+
+
+def _as_array(x):
+    """Python scalars become 0-d arrays of their default dtype; arrays and tracers pass."""
+    if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
+        return np.asarray(x, dtypes.of_scalar(x))
+    return x
+
+
+def _check_axes(axes, rank, op, what="dimensions"):
+    for a in axes:
+        if not 0 <= a < rank:
+            raise ShapeError(f"{what} {axes} out of range for an operand of rank {rank}", op=op)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"repeated axis in {what} {axes}", op=op)
+
+
+# ---------------------------------------------------------------- broadcast_in_dim
+
+def _broadcast_in_dim_eval(x, *, shape, broadcast_dimensions):
+    bd = broadcast_dimensions
+    if len(bd) != x.ndim:
+        raise ShapeError(f"broadcast_dimensions {bd} must name one output dim per operand dim "
+                         f"of {x.shape}", op="broadcast_in_dim")
+    if any(not 0 <= d < len(shape) for d in bd) or any(a >= b for a, b in zip(bd, bd[1:])):
+        raise ShapeError(f"broadcast_dimensions {bd} must be strictly increasing dims of the "
+                         f"output shape {shape}", op="broadcast_in_dim")
+    for i, d in enumerate(bd):
+        if x.shape[i] != 1 and x.shape[i] != shape[d]:
+            raise ShapeError(f"operand shape {x.shape} cannot be broadcast to {shape}: operand "
+                             f"dim {i} has size {x.shape[i]} but output dim {d} has size "
+                             f"{shape[d]} (only size-1 dims broadcast)", op="broadcast_in_dim")
+    return ShapedArray(shape, x.dtype)
+
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
+    x = np.asarray(x)
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return np.array(np.broadcast_to(x.reshape(expanded), shape))
+
+
+broadcast_in_dim_p = _declare("broadcast_in_dim", _broadcast_in_dim_eval, _broadcast_in_dim_impl)
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """Broadcast ``x`` to ``shape``; operand dim ``i`` becomes output dim ``broadcast_dimensions[i]``.
+
+    >>> broadcast_in_dim(np.arange(3.0), (2, 3), (1,)).shape
+    (2, 3)
+    """
+    x = _as_array(x)
+    shape = _shape(shape, "broadcast_in_dim")
+    bd = _ints(broadcast_dimensions, "broadcast_dimensions", "broadcast_in_dim")
+    if aval_of(x).shape == shape and bd == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bd)
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    in_shape = x.aval.shape
+    kept = set(broadcast_dimensions)
+    summed = [d for d in range(len(shape)) if d not in kept]
+    summed += [d for i, d in enumerate(broadcast_dimensions)
+               if in_shape[i] == 1 and shape[d] != 1]
+    ct = reductions.reduce_sum(ct, tuple(sorted(summed)))
+    return [reshape(ct, in_shape)]
+
+
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
+# ---------------------------------------------------------------- reshape
+
+def _same_size(a, b):
+    """Whether two shapes hold the same number of elements (symbols must pair up)."""
+    def split(shape):
+        n, syms = 1, []
+        for d in shape:
+            if isinstance(d, Sym):
+                syms.append(d.name)
+            else:
+                n *= d
+        return n, sorted(syms)
+    (na, sa), (nb, sb) = split(a), split(b)
+    return na == nb and (sa == sb or na == 0)
+
+
+def _reshape_eval(x, *, new_sizes):
+    if not _same_size(x.shape, new_sizes):
+        raise ShapeError(f"cannot reshape an array of shape {x.shape} into shape {new_sizes} "
+                         "(the number of elements differs)", op="reshape")
+    return ShapedArray(new_sizes, x.dtype)
+
+
+def _reshape_impl(x, *, new_sizes):
+    return np.reshape(x, new_sizes)
+
+
+reshape_p = _declare("reshape", _reshape_eval, _reshape_impl)
+
+
+def reshape(x, new_sizes):
+    """Row-major reshape, as ``np.reshape``; one size may be -1. No-op if the shape is equal.
+
+    >>> reshape(np.arange(6), (2, -1)).shape
+    (2, 3)
+    """
+    x = _as_array(x)
+    old = aval_of(x).shape
+    sizes = [d if isinstance(d, Sym) else operator.index(d) for d in new_sizes]
+    if sizes.count(-1) > 1:
+        raise ShapeError(f"only one size may be -1, got {tuple(sizes)}", op="reshape")
+    if -1 in sizes:
+        rest = math.prod(_concrete(d, "reshape", "-1 in reshape") for d in sizes if d != -1)
+        total = math.prod(_concrete(d, "reshape", "-1 in reshape") for d in old)
+        if rest == 0 or total % rest:
+            raise ShapeError(f"cannot reshape an array of shape {old} into shape "
+                             f"{tuple(sizes)}", op="reshape")
+        sizes[sizes.index(-1)] = total // rest
+    sizes = _shape(sizes, "reshape")
+    if sizes == old:
+        return x
+    return reshape_p.bind(x, new_sizes=sizes)
+
+
+deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+
+
+def squeeze(x, dimensions):
+    """Remove the size-1 axes ``dimensions`` (negative axes count from the end)."""
+    shape = aval_of(x).shape
+    dims = {d % len(shape) if -len(shape) <= d < len(shape) else d
+            for d in _ints(dimensions, "dimensions", "squeeze")}
+    for d in dims:
+        if not 0 <= d < len(shape) or shape[d] != 1:
+            raise ShapeError(f"cannot squeeze axis {d} of shape {shape}: it must exist and "
+                             "have size 1", op="squeeze")
+    return reshape(x, tuple(s for i, s in enumerate(shape) if i not in dims))
+
+
+def expand_dims(x, dimensions):
+    """Insert size-1 axes so that they sit at ``dimensions`` of the result (as np.expand_dims)."""
+    shape = list(aval_of(x).shape)
+    rank = len(shape) + len(dimensions)
+    dims = sorted(d % rank if -rank <= d < rank else d
+                  for d in _ints(dimensions, "dimensions", "expand_dims"))
+    _check_axes(tuple(dims), rank, "expand_dims")
+    for d in dims:
+        shape.insert(d, 1)
+    return reshape(x, tuple(shape))
+
+
+# ---------------------------------------------------------------- transpose
+
+def _transpose_eval(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ShapeError(f"permutation {permutation} is not a permutation of the "
+                         f"{x.ndim} axes of {x.shape}", op="transpose")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype)
+
+
+transpose_p = _declare("transpose", _transpose_eval,
+                       lambda x, *, permutation: np.transpose(x, permutation))
+
+
+def transpose(x, permutation):
+    """Permute axes: output axis ``i`` is input axis ``permutation[i]`` (as np.transpose)."""
+    x = _as_array(x)
+    perm = _ints(permutation, "permutation", "transpose")
+    if perm == tuple(range(len(perm))) and len(perm) == len(aval_of(x).shape):
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+deflinear(transpose_p, lambda ct, x, *, permutation:
+          [transpose(ct, tuple(np.argsort(permutation).tolist()))])
+
+
+# ---------------------------------------------------------------- rev
+
+def _rev_eval(x, *, dimensions):
+    _check_axes(dimensions, x.ndim, "rev")
+    return x
+
+
+rev_p = _declare("rev", _rev_eval, lambda x, *, dimensions: np.flip(x, dimensions))
+
+
+def rev(x, dimensions):
+    """Reverse the order of elements along ``dimensions`` (as np.flip)."""
+    x = _as_array(x)
+    dims = _ints(dimensions, "dimensions", "rev")
+    if not dims:
+        return x
+    return rev_p.bind(x, dimensions=dims)
+
+
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+# ---------------------------------------------------------------- slice
+
+def _slice_eval(x, *, start_indices, limit_indices, strides):
+    if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
+        raise ShapeError(f"start {start_indices}, limit {limit_indices} and strides {strides} "
+                         f"need one entry per dim of {x.shape}", op="slice")
+    out = []
+    for axis, (s, l, st, n) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
+        if s == 0 and isinstance(l, Sym) and l is n and st == 1:
+            out.append(n)
+            continue
+        n = _concrete(n, "slice", f"slicing axis {axis}")
+        if not 0 <= s <= l <= n or st < 1:
+            raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis} (size {n}) is invalid: "
+                             "need 0 <= start <= limit <= size and stride >= 1; "
+                             f"operand shape {x.shape}", op="slice")
+        out.append(-(-(l - s) // st))
+    return ShapedArray(tuple(out), x.dtype)
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+    return np.asarray(x)[tuple(map(slice, start_indices, limit_indices, strides))]
+
+
+slice_p = _declare("slice", _slice_eval, _slice_impl)
+
+
+def slice_(x, start_indices, limit_indices, strides=None):
+    """``x[start:limit:stride]`` on every axis, with static, positive strides.
+
+    >>> slice_(np.arange(10), (1,), (8,), (3,))
+    array([1, 4, 7])
+    """
+    x = _as_array(x)
+    start = _ints(start_indices, "start_indices", "slice")
+    limit = tuple(d if isinstance(d, Sym) else operator.index(d) for d in limit_indices)
+    strides = (1,) * len(start) if strides is None else _ints(strides, "strides", "slice")
+    shape = aval_of(x).shape
+    if all(s == 0 for s in start) and limit == shape and all(st == 1 for st in strides):
+        return x
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    config = []
+    for s, st, n, m in zip(start_indices, strides, x.aval.shape, aval_of(ct).shape):
+        used = m + max(m - 1, 0) * (st - 1)
+        config.append((s, n - s - used, st - 1))
+    zero = np.zeros((), aval_of(ct).dtype)
+    return [pad(ct, zero, tuple(config))]
+
+
+deflinear(slice_p, _slice_transpose)
+
+
+def slice_in_dim(x, start, limit, stride=1, axis=0):
+    """``slice_`` along one axis only."""
+    shape = aval_of(x).shape
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice_(x, starts, limits, strides)
+
+
+# ---------------------------------------------------------------- pad
+
+def _pad_eval(x, padding_value, *, padding_config):
+    if padding_value.shape != ():
+        raise ShapeError(f"padding_value must be rank 0, got shape {padding_value.shape}",
+                         op="pad")
+    if padding_value.dtype != x.dtype:
+        raise DTypeError(f"padding_value dtype {padding_value.dtype.name} differs from the "
+                         f"operand's {x.dtype.name}", op="pad")
+    if len(padding_config) != x.ndim:
+        raise ShapeError(f"padding_config {padding_config} needs one (lo, hi, interior) per "
+                         f"dim of {x.shape}", op="pad")
+    out = []
+    for axis, ((lo, hi, interior), n) in enumerate(zip(padding_config, x.shape)):
+        if (lo, hi, interior) == (0, 0, 0):
+            out.append(n)
+            continue
+        n = _concrete(n, "pad", f"padding axis {axis}")
+        size = lo + hi + n + max(n - 1, 0) * interior
+        if interior < 0 or size < 0:
+            raise ShapeError(f"padding {(lo, hi, interior)} of axis {axis} (size {n}) is "
+                             "invalid: interior must be >= 0 and the result size "
+                             f"{size} must be >= 0", op="pad")
+        out.append(size)
+    return ShapedArray(tuple(out), x.dtype)
+
+
+def _pad_impl(x, padding_value, *, padding_config):
+    x = np.asarray(x)
+    extended, placed, cropped = [], [], []
+    for (lo, hi, interior), n in zip(padding_config, x.shape):
+        body = n + max(n - 1, 0) * interior
+        size = max(lo, 0) + body + max(hi, 0)
+        extended.append(size)
+        placed.append(slice(max(lo, 0), max(lo, 0) + body, interior + 1))
+        cropped.append(slice(max(-lo, 0), size - max(-hi, 0)))
+    out = np.full(extended, padding_value, x.dtype)
+    out[tuple(placed)] = x
+    return out[tuple(cropped)]
+
+
+pad_p = _declare("pad", _pad_eval, _pad_impl)
+
+
+def pad(x, padding_value, padding_config):
+    """Pad (or, with negative lo/hi, crop) ``x``; ``padding_config`` is ``(lo, hi, interior)`` per dim.
+
+    ``interior`` inserts that many padding elements between neighbours, as ``lax.pad``.
+
+    >>> pad(np.array([1, 2]), np.array(0), [(1, 0, 1)])
+    array([0, 1, 0, 2])
+    """
+    x = _as_array(x)
+    dt = aval_of(x).dtype
+    if isinstance(padding_value, dtypes.WEAK_SCALAR_TYPES):
+        padding_value = np.asarray(padding_value, dt)
+    config = tuple(_ints(c, "padding_config entries", "pad") for c in padding_config)
+    if any(len(c) != 3 for c in config):
+        raise ShapeError(f"padding_config {padding_config} needs (lo, hi, interior) triples",
+                         op="pad")
+    return pad_p.bind(x, padding_value, padding_config=config)
+
+
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    # ct_x is ct at the operand's positions: undo the cropping with zeros, then take the
+    # strided slice. Every other position came from the padding value.
+    in_shape = aval_of(x).shape
+    zero = np.zeros((), aval_of(ct).dtype)
+    uncropped = pad(ct, zero, tuple((max(-lo, 0), max(-hi, 0), 0)
+                                    for lo, hi, _ in padding_config))
+    starts, limits, strides = [], [], []
+    for (lo, _, interior), n in zip(padding_config, in_shape):
+        starts.append(max(lo, 0))
+        limits.append(max(lo, 0) + n + max(n - 1, 0) * interior)
+        strides.append(interior + 1)
+    ct_x = slice_(uncropped, starts, limits, strides)
+    ct_value = None
+    if is_undefined(padding_value):
+        from .elementwise import sub
+        ct_value = sub(reductions.reduce_sum(ct, tuple(range(len(aval_of(ct).shape)))),
+                       reductions.reduce_sum(ct_x, tuple(range(len(in_shape)))))
+    return [ct_x if is_undefined(x) else None, ct_value]
+
+
+deflinear(pad_p, _pad_transpose)
+
+
+# ---------------------------------------------------------------- concatenate
+
+def _concatenate_eval(*operands, dimension):
+    if not operands:
+        raise ShapeError("concatenate needs at least one operand", op="concatenate")
+    first = operands[0]
+    if not 0 <= dimension < max(first.ndim, 0) and first.ndim:
+        raise ShapeError(f"dimension {dimension} out of range for operands of rank "
+                         f"{first.ndim}", op="concatenate")
+    if first.ndim == 0:
+        raise ShapeError("cannot concatenate rank-0 operands", op="concatenate")
+    for a in operands:
+        if a.dtype != first.dtype:
+            raise DTypeError("operands need one dtype, got "
+                             + ", ".join(o.dtype.name for o in operands)
+                             + " (tnp.concatenate promotes; the op does not)", op="concatenate")
+        if a.ndim != first.ndim or any(d != e for i, (d, e) in enumerate(zip(a.shape, first.shape))
+                                       if i != dimension):
+            raise ShapeError("operands must agree on every dim but the concatenated one "
+                             f"({dimension}), got " + ", ".join(str(o.shape) for o in operands),
+                             op="concatenate")
+    if len(operands) == 1:
+        return first
+    total = sum(_concrete(a.shape[dimension], "concatenate", "concatenating")
+                for a in operands)
+    shape = list(first.shape)
+    shape[dimension] = total
+    return ShapedArray(tuple(shape), first.dtype)
+
+
+concatenate_p = _declare("concatenate", _concatenate_eval,
+                         lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+
+
+def concatenate(operands, dimension):
+    """Join ``operands`` (one dtype, equal other dims) along ``dimension``."""
+    operands = [_as_array(x) for x in operands]
+    if len(operands) == 1:
+        _concatenate_eval(aval_of(operands[0]), dimension=operator.index(dimension))
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=operator.index(dimension))
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    cts, offset = [], 0
+    for x in operands:
+        n = aval_of(x).shape[dimension]
+        cts.append(slice_in_dim(ct, offset, offset + n, 1, dimension) if is_undefined(x)
+                   else None)
+        offset += n
+    return cts
+
+
+def _concatenate_jvp(primals, tangents, *, dimension):
+    ans = concatenate_p.bind(*primals, dimension=dimension)
+    if all(type(t) is Zero for t in tangents):
+        return ans, Zero(aval_of(ans))
+    return ans, concatenate_p.bind(*[instantiate(t) for t in tangents], dimension=dimension)
+
+
+register("jvp", concatenate_p, _concatenate_jvp)
+register("transpose", concatenate_p, _concatenate_transpose)
+
+
+# ---------------------------------------------------------------- iota and full
+
+def _iota_eval(*, dtype, shape, dimension):
+    if not 0 <= dimension < len(shape):
+        raise ShapeError(f"dimension {dimension} out of range for shape {shape}", op="iota")
+    if dtypes.is_bool(dtype):
+        raise DTypeError("iota needs a numeric dtype, got bool", op="iota")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_impl(*, dtype, shape, dimension):
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.array(np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(expanded),
+                                    shape))
+
+
+iota_p = _declare("iota", _iota_eval, _iota_impl)
+defzero(iota_p)
+
+
+def iota(dtype, shape, dimension=0):
+    """``0, 1, ..., n-1`` along ``dimension`` of ``shape``, repeated along the other dims.
+
+    >>> iota(np.int32, (2, 3), 1)
+    array([[0, 1, 2],
+           [0, 1, 2]], dtype=int32)
+    """
+    shape = _shape(shape, "iota")
+    return iota_p.bind(dtype=dtypes.canonical(dtype), shape=shape,
+                       dimension=operator.index(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar or a 0-d array) as ``dtype``.
+
+    It is a broadcast of a 0-d value, so the program holds one scalar, not the whole array.
+    """
+    from .elementwise import convert_element_type
+    if isinstance(fill_value, dtypes.WEAK_SCALAR_TYPES) or isinstance(fill_value, np.generic):
+        dt = dtypes.canonical(dtype) if dtype is not None else dtypes.result_type(fill_value)
+        value = np.asarray(fill_value, dt)
+    else:
+        value = fill_value
+        if dtype is not None:
+            value = convert_element_type(value, dtype)
+    if aval_of(value).shape != ():
+        raise ShapeError(f"fill_value must be a scalar, got shape {aval_of(value).shape}",
+                         op="full")
+    return broadcast_in_dim(value, _shape(shape, "full"), ())

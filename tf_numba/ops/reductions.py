@@ -1,0 +1,331 @@
+"""Reductions and scans: reduce_sum/prod/max/min/and/or, argmax/argmin, cumulative ops.
+
+The derivative rules avoid dividing by the input, so they are exact where it has zeros
+(products) and are themselves differentiable: ``reduce_prod`` uses exclusive cumulative
+products, ``cumprod`` a first-order ``linear_recurrence`` primitive.
+"""
+import math
+import operator
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.ir import ShapedArray
+from ..core.linear import Zero, aval_of, deflinear, defzero, has_tangent, is_undefined
+from ..core.primitive import Primitive, register
+from ..core.shapes import Sym, normalize_axes, normalize_axis
+from ..errors import DTypeError, ShapeError
+from . import elementwise as ew
+from . import indexing, layout
+
+PRIMS = {}
+
+ANY, NUMERIC, BOOL = "any", "numeric", "bool"
+_ACCEPTS = {ANY: lambda dt: True, NUMERIC: lambda dt: not dtypes.is_bool(dt),
+            BOOL: dtypes.is_bool}
+_ACCEPT_TEXT = {ANY: "any dtype", NUMERIC: "a numeric dtype (sum bools as integers)",
+                BOOL: "a bool operand"}
+
+
+def _check_dtype(name, accepts, dt):
+    if not _ACCEPTS[accepts](dt):
+        raise DTypeError(f"needs {_ACCEPT_TEXT[accepts]}, got {dt.name}", op=name)
+
+
+def _kept(rank, axes):
+    return tuple(i for i in range(rank) if i not in axes)
+
+
+# ---------------------------------------------------------------- reduce_*
+
+def _reduce_eval(name, accepts, needs_elements):
+    def abstract_eval(x, *, axes):
+        _check_dtype(name, accepts, x.dtype)
+        if any(not 0 <= a < x.ndim for a in axes) or list(axes) != sorted(set(axes)):
+            raise ShapeError(f"axes {axes} must be sorted, distinct axes of an operand of rank "
+                             f"{x.ndim}", op=name)
+        if needs_elements and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"cannot reduce the zero-size axes {axes} of {x.shape}: "
+                             f"{name} has no identity (as in NumPy)", op=name)
+        return ShapedArray(tuple(x.shape[i] for i in _kept(x.ndim, axes)), x.dtype)
+    return abstract_eval
+
+
+def _reducer(name, impl, accepts, needs_elements=False):
+    prim = Primitive(name, _reduce_eval(name, accepts, needs_elements),
+                     lambda x, *, axes: np.asarray(impl(np.asarray(x), axes)))
+    PRIMS[name] = prim
+
+    def op(x, axes=None):
+        rank = len(aval_of(x).shape)
+        axes = normalize_axes(axes, rank, name)
+        if not axes:
+            return x
+        return prim.bind(x, axes=axes)
+    op.__name__ = name
+    op.__doc__ = (f"``{name}`` over ``axes`` (an int, a sequence, or None for all); the "
+                  "reduced axes are dropped. Empty ``axes`` returns ``x``.")
+    return prim, op
+
+
+reduce_sum_p, reduce_sum = _reducer(
+    "reduce_sum", lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype), NUMERIC)
+reduce_prod_p, reduce_prod = _reducer(
+    "reduce_prod", lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype), NUMERIC)
+reduce_max_p, reduce_max = _reducer(
+    "reduce_max", lambda x, axes: np.max(x, axis=axes), ANY, needs_elements=True)
+reduce_min_p, reduce_min = _reducer(
+    "reduce_min", lambda x, axes: np.min(x, axis=axes), ANY, needs_elements=True)
+reduce_and_p, reduce_and = _reducer("reduce_and", lambda x, axes: np.all(x, axis=axes), BOOL)
+reduce_or_p, reduce_or = _reducer("reduce_or", lambda x, axes: np.any(x, axis=axes), BOOL)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    shape = x.aval.shape
+    return [layout.broadcast_in_dim(ct, shape, _kept(len(shape), axes))]
+
+
+deflinear(reduce_sum_p, _reduce_sum_transpose)
+defzero(reduce_and_p)
+defzero(reduce_or_p)
+
+
+def _chooser_jvp(prim):
+    """max/min: the tangent at the locations equal to the result, averaged over ties (JAX)."""
+    def jvp(primals, tangents, *, axes):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if type(t) is Zero or not has_tangent(aval_of(ans)):
+            return ans, Zero(aval_of(ans))
+        shape = aval_of(x).shape
+        at_result = ew.eq(x, layout.broadcast_in_dim(ans, shape, _kept(len(shape), axes)))
+        mask = ew.convert_element_type(at_result, aval_of(t).dtype)
+        total = reduce_sum(ew.mul(t, mask), axes)
+        count = reduce_sum(mask, axes)
+        return ans, ew.div(total, count)
+    register("jvp", prim, jvp)
+
+
+_chooser_jvp(reduce_max_p)
+_chooser_jvp(reduce_min_p)
+
+
+def _axes_last(x, axes):
+    """``x`` with ``axes`` moved last and flattened into one axis of length prod(sizes)."""
+    shape = aval_of(x).shape
+    kept = _kept(len(shape), axes)
+    n = math.prod(shape[a] for a in axes)
+    moved = layout.transpose(x, kept + tuple(axes))
+    return layout.reshape(moved, tuple(shape[i] for i in kept) + (n,))
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # d prod(x) = sum_i t_i * prod_{j<i} x_j * prod_{j>i} x_j: no division, exact at zeros.
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    shape = aval_of(x).shape
+    if (type(t) is Zero or not has_tangent(aval_of(ans))
+            or any(isinstance(shape[a], Sym) or shape[a] == 0 for a in axes)):
+        return ans, Zero(aval_of(ans))
+    y, ty = _axes_last(x, axes), _axes_last(t, axes)
+    last = len(aval_of(y).shape) - 1
+    left = exclusive_cumprod(y, last, reverse=False)
+    right = exclusive_cumprod(y, last, reverse=True)
+    return ans, reduce_sum(ew.mul(ty, ew.mul(left, right)), (last,))
+
+
+register("jvp", reduce_prod_p, _reduce_prod_jvp)
+
+
+# ---------------------------------------------------------------- argmax / argmin
+
+def _arg_eval(name):
+    def abstract_eval(x, *, axis, index_dtype):
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"axis {axis} out of range for an operand of rank {x.ndim}", op=name)
+        if x.shape[axis] == 0:
+            raise ShapeError(f"{name} of the zero-size axis {axis} of {x.shape} has no "
+                             "answer (as in NumPy)", op=name)
+        if not dtypes.is_integer(index_dtype):
+            raise DTypeError(f"index_dtype must be int32 or int64, got {index_dtype.name}",
+                             op=name)
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), index_dtype)
+    return abstract_eval
+
+
+def _arg_op(name, np_fn):
+    prim = Primitive(name, _arg_eval(name), lambda x, *, axis, index_dtype:
+                     np.asarray(np_fn(x, axis=axis)).astype(index_dtype))
+    PRIMS[name] = prim
+    defzero(prim)
+
+    def op(x, axis, index_dtype=dtypes.int64):
+        axis = normalize_axis(operator.index(axis), len(aval_of(x).shape), name)
+        return prim.bind(x, axis=axis, index_dtype=dtypes.canonical(index_dtype))
+    op.__name__ = name
+    op.__doc__ = (f"Index of the {name[3:]} along ``axis`` (NumPy semantics: the first one "
+                  "wins, and the first NaN wins over any number).")
+    return prim, op
+
+
+argmax_p, argmax = _arg_op("argmax", np.argmax)
+argmin_p, argmin = _arg_op("argmin", np.argmin)
+
+
+# ---------------------------------------------------------------- cumulative ops
+
+def _scan_eval(name, accepts):
+    def abstract_eval(x, *, axis, reverse):
+        _check_dtype(name, accepts, x.dtype)
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"axis {axis} out of range for an operand of rank {x.ndim}", op=name)
+        return x
+    return abstract_eval
+
+
+def _scan_impl(np_fn):
+    def impl(x, *, axis, reverse):
+        x = np.asarray(x)
+        if reverse:
+            return np.flip(np_fn(np.flip(x, axis), axis), axis)
+        return np_fn(x, axis)
+    return impl
+
+
+def _scan(name, np_fn, accepts):
+    prim = Primitive(name, _scan_eval(name, accepts), _scan_impl(np_fn))
+    PRIMS[name] = prim
+
+    def op(x, axis, reverse=False):
+        axis = normalize_axis(operator.index(axis), len(aval_of(x).shape), name)
+        return prim.bind(x, axis=axis, reverse=bool(reverse))
+    op.__name__ = name
+    op.__doc__ = (f"Inclusive ``{name}`` along ``axis``; ``reverse=True`` scans from the "
+                  "end (``out[i]`` combines ``x[i:]``).")
+    return prim, op
+
+
+cumsum_p, cumsum = _scan("cumsum", lambda x, axis: np.cumsum(x, axis, dtype=x.dtype), NUMERIC)
+cumprod_p, cumprod = _scan("cumprod", lambda x, axis: np.cumprod(x, axis, dtype=x.dtype),
+                           NUMERIC)
+cummax_p, cummax = _scan("cummax", np.maximum.accumulate, ANY)   # NaN propagates
+cummin_p, cummin = _scan("cummin", np.minimum.accumulate, ANY)
+
+deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+def previous(x, axis, reverse, fill):
+    """The scan's previous element at each position: ``x[i-1]`` (``x[i+1]`` when reversed),
+    ``fill`` at the first position."""
+    shape = aval_of(x).shape
+    config = [(0, 0, 0)] * len(shape)
+    config[axis] = (-1, 1, 0) if reverse else (1, -1, 0)
+    return layout.pad(x, np.asarray(fill, aval_of(x).dtype), tuple(config))
+
+
+def exclusive_cumprod(x, axis, reverse=False):
+    """``out[i] = prod(x[:i])`` (``prod(x[i+1:])`` when reversed), by a cumprod of a shift."""
+    return cumprod(previous(x, axis, reverse, 1), axis, reverse)
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    # dy_i = sum_{j<=i} (prod_{k<j} x_k) t_j (prod_{j<k<=i} x_k): the recurrence
+    # h_i = x_i h_{i-1} + t_i prod_{k<i} x_k, exact where x has zeros.
+    (x,), (t,) = primals, tangents
+    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    if type(t) is Zero or not has_tangent(aval_of(ans)):
+        return ans, Zero(aval_of(ans))
+    scaled = ew.mul(t, exclusive_cumprod(x, axis, reverse))
+    return ans, linear_recurrence(x, scaled, axis, reverse)
+
+
+register("jvp", cumprod_p, _cumprod_jvp)
+
+
+def _cum_extreme_jvp(prim, name):
+    """cummax/cummin: the tangent where the running extreme was last attained."""
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        if type(t) is Zero or not has_tangent(aval_of(ans)):
+            return ans, Zero(aval_of(ans))
+        shape = aval_of(x).shape
+        position = layout.iota(dtypes.int64, shape, axis)
+        attained = ew.eq(x, ans)
+        if reverse:
+            where = cummin(ew.select(attained, position, shape[axis]), axis, True)
+        else:
+            where = cummax(ew.select(attained, position, 0), axis)
+        return ans, indexing.take_along_axis(t, where, axis)
+    register("jvp", prim, jvp)
+
+
+_cum_extreme_jvp(cummax_p, "cummax")
+_cum_extreme_jvp(cummin_p, "cummin")
+
+
+# ---------------------------------------------------------------- linear_recurrence
+
+def _linear_recurrence_eval(a, b, *, axis, reverse):
+    if a.dtype != b.dtype:
+        raise DTypeError(f"coefficients and inputs need one dtype, got {a.dtype.name} and "
+                         f"{b.dtype.name}", op="linear_recurrence")
+    _check_dtype("linear_recurrence", NUMERIC, a.dtype)
+    if a.shape != b.shape:
+        raise ShapeError(f"coefficients {a.shape} and inputs {b.shape} need one shape",
+                         op="linear_recurrence")
+    if not 0 <= axis < a.ndim:
+        raise ShapeError(f"axis {axis} out of range for operands of rank {a.ndim}",
+                         op="linear_recurrence")
+    return b
+
+
+def _linear_recurrence_impl(a, b, *, axis, reverse):
+    a = np.moveaxis(np.asarray(a), axis, 0)
+    b = np.moveaxis(np.asarray(b), axis, 0)
+    h = np.empty_like(b)
+    state = np.zeros(b.shape[1:], b.dtype)
+    for i in (range(len(b) - 1, -1, -1) if reverse else range(len(b))):
+        state = a[i] * state + b[i]
+        h[i] = state
+    return np.moveaxis(h, 0, axis)
+
+
+linear_recurrence_p = Primitive("linear_recurrence", _linear_recurrence_eval,
+                                _linear_recurrence_impl)
+PRIMS["linear_recurrence"] = linear_recurrence_p
+
+
+def linear_recurrence(a, b, axis, reverse=False):
+    """``h_i = a_i * h_{i-1} + b_i`` along ``axis`` with ``h_{-1} = 0`` (from the end when
+    ``reverse``). Linear in ``b``.
+
+    >>> linear_recurrence(np.array([2., 2., 2.]), np.array([1., 1., 1.]), 0)
+    array([1., 3., 7.])
+    """
+    axis = normalize_axis(operator.index(axis), len(aval_of(b).shape), "linear_recurrence")
+    return linear_recurrence_p.bind(a, b, axis=axis, reverse=bool(reverse))
+
+
+def _linear_recurrence_jvp(primals, tangents, *, axis, reverse):
+    # dh_i = a_i dh_{i-1} + (da_i h_{i-1} + db_i): the same recurrence on a new input.
+    (a, b), (ta, tb) = primals, tangents
+    h = linear_recurrence_p.bind(a, b, axis=axis, reverse=reverse)
+    if not has_tangent(aval_of(h)) or (type(ta) is Zero and type(tb) is Zero):
+        return h, Zero(aval_of(h))
+    drive = None if type(ta) is Zero else ew.mul(ta, previous(h, axis, reverse, 0))
+    if type(tb) is not Zero:
+        drive = tb if drive is None else ew.add(drive, tb)
+    return h, linear_recurrence_p.bind(a, drive, axis=axis, reverse=reverse)
+
+
+def _linear_recurrence_transpose(ct, a, b, *, axis, reverse):
+    # h = L b with L_ij = prod_{j<k<=i} a_k, so L^T runs the other way with a shifted by one.
+    if is_undefined(a):
+        raise NotImplementedError("linear_recurrence is linear in its inputs b, not in a")
+    shifted = previous(a, axis, not reverse, 0)
+    return [None, linear_recurrence_p.bind(shifted, ct, axis=axis, reverse=not reverse)]
+
+
+register("jvp", linear_recurrence_p, _linear_recurrence_jvp)
+register("transpose", linear_recurrence_p, _linear_recurrence_transpose)

@@ -1,0 +1,81 @@
+"""``sort``: a stable sort of several equal-shape operands by the first ``num_keys`` of them.
+
+Keys compare lexicographically in NumPy order (NaN last; complex by real, then imaginary
+part). The JVP sorts an iota along to recover the permutation and gathers the tangents with
+it, so the derivative is linear and transposes to a scatter_add.
+"""
+import operator
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.linear import Zero, aval_of, has_tangent
+from ..core.primitive import Primitive, register
+from ..errors import ShapeError
+from . import indexing, layout
+
+PRIMS = {}
+
+
+def _sort_eval(*operands, dimension, num_keys):
+    if not operands:
+        raise ShapeError("sort needs at least one operand", op="sort")
+    shape = operands[0].shape
+    if any(o.shape != shape for o in operands):
+        raise ShapeError("operands need one shape, got "
+                         + ", ".join(str(o.shape) for o in operands), op="sort")
+    if not 0 <= dimension < len(shape):
+        raise ShapeError(f"dimension {dimension} out of range for operands of shape {shape}",
+                         op="sort")
+    if not 1 <= num_keys <= len(operands):
+        raise ShapeError(f"num_keys must be between 1 and the number of operands "
+                         f"({len(operands)}), got {num_keys}", op="sort")
+    return tuple(operands)
+
+
+def _sort_impl(*operands, dimension, num_keys):
+    operands = [np.asarray(o) for o in operands]
+    if num_keys == 1:
+        order = np.argsort(operands[0], axis=dimension, kind="stable")
+    else:
+        # lexsort takes the primary key last
+        order = np.lexsort(operands[num_keys - 1::-1], axis=dimension)
+    return [np.take_along_axis(o, order, dimension) for o in operands]
+
+
+sort_p = Primitive("sort", _sort_eval, _sort_impl, multiple_results=True)
+PRIMS["sort"] = sort_p
+
+
+def sort(operands, dimension, num_keys=1):
+    """Sort every operand along ``dimension`` by the first ``num_keys`` operands (stable).
+
+    Returns a list with one sorted array per operand.
+
+    >>> sort([np.array([3., 1., 2.]), np.array([0, 1, 2])], 0)
+    [array([1., 2., 3.]), array([1, 2, 0])]
+    """
+    operands = list(operands)
+    rank = len(aval_of(operands[0]).shape) if operands else 0
+    dimension = operator.index(dimension)
+    if -rank <= dimension < 0:
+        dimension += rank
+    return sort_p.bind(*operands, dimension=dimension, num_keys=operator.index(num_keys))
+
+
+def _sort_jvp(primals, tangents, *, dimension, num_keys):
+    shape = aval_of(primals[0]).shape
+    if all(type(t) is Zero for t in tangents):
+        outs = sort_p.bind(*primals, dimension=dimension, num_keys=num_keys)
+        return outs, [Zero(aval_of(o)) for o in outs]
+    position = layout.iota(dtypes.int64, shape, dimension)
+    *outs, permutation = sort_p.bind(*primals, position, dimension=dimension,
+                                     num_keys=num_keys)
+    out_tangents = [
+        Zero(aval_of(o)) if type(t) is Zero or not has_tangent(aval_of(o))
+        else indexing.take_along_axis(t, permutation, dimension)
+        for o, t in zip(outs, tangents)]
+    return outs, out_tangents
+
+
+register("jvp", sort_p, _sort_jvp)
