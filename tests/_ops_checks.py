@@ -47,24 +47,29 @@ def _fd(fn, args, tangents, eps):
     return (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
 
 
+def _like(rng, a):
+    return rand(rng, np.shape(a), np.asarray(a).dtype)
+
+
 def check_jvp(fn, args, rng, *, eps=1e-6, rtol=1e-5, atol=1e-6):
-    """jvp's tangent output against central differences, on float64 ``args``."""
-    tangents = [rand(rng, np.shape(a)) for a in args]
+    """jvp's tangent output against central differences, on float64 or complex128 ``args``."""
+    tangents = [_like(rng, a) for a in args]
     out, tout = jvp(fn, tuple(args), tuple(tangents))
     np.testing.assert_allclose(out, fn(*args), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(tout, _fd(fn, args, tangents, eps), rtol=rtol, atol=atol)
 
 
 def check_vjp(fn, args, rng, *, eps=1e-6, rtol=1e-5, atol=1e-6):
-    """<ct, J t> from finite differences against <vjp(ct), t>, on float64 ``args``."""
-    tangents = [rand(rng, np.shape(a)) for a in args]
+    """<ct, J t> from finite differences against <vjp(ct), t>, on float64 or complex128
+    ``args``. Complex values pair by ``Re(sum(a * b))`` (JAX's convention: no conjugate)."""
+    tangents = [_like(rng, a) for a in args]
     out, vjp_fn = vjp(fn, *args)
-    ct = rand(rng, np.shape(out))
+    ct = _like(rng, out)
     cts = vjp_fn(ct)
     for c, a in zip(cts, args):
         assert np.shape(c) == np.shape(a)
-    lhs = np.sum(ct * _fd(fn, args, tangents, eps))
-    rhs = sum(np.sum(c * t) for c, t in zip(cts, tangents))
+    lhs = np.real(np.sum(ct * _fd(fn, args, tangents, eps)))
+    rhs = sum(np.real(np.sum(c * t)) for c, t in zip(cts, tangents))
     np.testing.assert_allclose(rhs, lhs, rtol=rtol, atol=atol)
 
 
@@ -74,7 +79,7 @@ def check_grads(fn, args, rng, *, order=2, **tol):
     check_jvp(fn, args, rng, **tol)
     check_vjp(fn, args, rng, **tol)
     if order >= 2:
-        tangents = [rand(rng, np.shape(a)) for a in args]
+        tangents = [_like(rng, a) for a in args]
 
         def derivative(*xs):
             return jvp(fn, xs, tuple(tangents))[1]

@@ -84,3 +84,8 @@ def test_preferred_element_type_cotangents_keep_operand_dtypes(rng):
     assert ct_a.dtype == ct_b.dtype == np.float32
     np.testing.assert_allclose(ct_a, ct @ b.T.astype(np.float64), rtol=1e-5)
     np.testing.assert_allclose(ct_b, a.T.astype(np.float64) @ ct, rtol=1e-5)
+
+
+def test_complex_derivatives(rng):
+    args = [rand(rng, (5, 2, 3), np.complex128), rand(rng, (5, 3, 4), np.complex128)]
+    check_grads(lambda a, b: C.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), args, rng)

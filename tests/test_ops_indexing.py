@@ -214,3 +214,10 @@ def test_dynamic_update_slice_derivatives(rng):
     args = [rand(rng, (5, 4)), rand(rng, (2, 3))]
     check_grads(lambda x, u: I.dynamic_update_slice(x, u, [np.int64(2), np.int64(-3)]),
                 args, rng)
+
+
+def test_complex_derivatives(rng):
+    args = [rand(rng, (4, 2, 3), np.complex128), rand(rng, (4, 2), np.complex128)]
+    check_grads(lambda x, u: I.scatter(x, SCATTER_IDX, u, (0, 2)), args, rng)
+    check_grads(lambda x: I.gather(x, INDICES, (0, 2)), [rand(rng, (4, 5, 3), np.complex128)],
+                rng)

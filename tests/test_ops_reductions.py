@@ -197,3 +197,11 @@ def test_argmax_has_zero_derivative(rng):
         index = E.convert_element_type(R.argmax(x, 0), np.float64)
         return E.mul(R.reduce_sum(x, 0), index)
     np.testing.assert_allclose(grad(f)(x), np.full(4, float(np.argmax(x))))
+
+
+def test_complex_derivatives(rng):
+    z = lambda shape: rand(rng, shape, np.complex128)  # noqa: E731
+    check_grads(lambda x: R.reduce_prod(x, (1,)), [z((2, 3))], rng)
+    check_grads(lambda x: R.cumprod(x, 1, True), [z((2, 3))], rng)
+    check_grads(lambda x: R.cumsum(x, 0), [z((3, 2))], rng)
+    check_grads(lambda a, b: R.linear_recurrence(a, b, 0), [z((3, 2)), z((3, 2))], rng)

@@ -242,7 +242,7 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
 register("jvp", cumprod_p, _cumprod_jvp)
 
 
-def _cum_extreme_jvp(prim, name):
+def _cum_extreme_jvp(prim):
     """cummax/cummin: the tangent where the running extreme was last attained."""
     def jvp(primals, tangents, *, axis, reverse):
         (x,), (t,) = primals, tangents
@@ -260,8 +260,8 @@ def _cum_extreme_jvp(prim, name):
     register("jvp", prim, jvp)
 
 
-_cum_extreme_jvp(cummax_p, "cummax")
-_cum_extreme_jvp(cummin_p, "cummin")
+_cum_extreme_jvp(cummax_p)
+_cum_extreme_jvp(cummin_p)
 
 
 # ---------------------------------------------------------------- linear_recurrence
