@@ -187,3 +187,10 @@ def test_concatenate_derivatives(rng):
     check_grads(lambda a, b: L.concatenate([a, b], 1), xs, rng)
     const = rand(rng, (2, 2))
     check_grads(lambda a: L.concatenate([const, a], 1), xs[:1], rng)
+
+
+def test_parameter_errors_name_the_op_and_the_user_line():
+    with pytest.raises(ShapeError) as info:
+        L.reshape(np.ones((2, 3)), (4, -1))
+    assert info.value.op == "reshape"
+    assert info.value.source[0] == __file__

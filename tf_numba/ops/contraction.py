@@ -16,6 +16,7 @@ from ..core.primitive import Primitive, register
 from ..errors import DTypeError, ShapeError
 from . import elementwise as ew
 from . import layout
+from .layout import located
 
 PRIMS = {}
 
@@ -78,6 +79,7 @@ def _dims_tuple(dims):
     return tuple(operator.index(d) for d in dims)
 
 
+@located
 def dot_general(a, b, dimension_numbers, preferred_element_type=None):
     """Contract ``a`` and ``b``: ``dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch))``; output dims are batch, lhs free, rhs free.

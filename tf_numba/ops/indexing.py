@@ -16,6 +16,7 @@ from ..core.primitive import Primitive, register
 from ..errors import DTypeError, ShapeError, TfIndexError
 from . import elementwise as ew
 from . import layout
+from .layout import located
 
 PRIMS = {}
 
@@ -92,6 +93,7 @@ def _gather_impl(x, indices, *, axes):
 gather_p = _declare("gather", _gather_eval, _gather_impl)
 
 
+@located
 def gather(x, indices, axes):
     """``out[b..., rest...] = x[axes[j] = indices[b..., j], rest...]``.
 
@@ -120,6 +122,7 @@ register("jvp", gather_p, _gather_jvp)
 register("transpose", gather_p, _gather_transpose)
 
 
+@located
 def take_along_axis(x, indices, axis):
     """``np.take_along_axis`` for an ``indices`` of ``x``'s shape except along ``axis``.
 
@@ -210,6 +213,7 @@ scatter_mul_p = _declare("scatter_mul", _scatter_eval("scatter_mul"),
                          _scatter_impl("scatter_mul", _mul_at))
 
 
+@located
 def scatter_add(x, indices, updates, axes):
     """A copy of ``x`` with ``updates`` added at the gather positions; duplicates accumulate.
 
@@ -220,6 +224,7 @@ def scatter_add(x, indices, updates, axes):
     return scatter_add_p.bind(x, _as_indices(indices), updates, axes=axes)
 
 
+@located
 def scatter(x, indices, updates, axes):
     """A copy of ``x`` with ``updates`` written at the gather positions.
 
@@ -230,6 +235,7 @@ def scatter(x, indices, updates, axes):
     return scatter_p.bind(x, _as_indices(indices), updates, axes=axes)
 
 
+@located
 def scatter_mul(x, indices, updates, axes):
     """A copy of ``x`` with its elements at the gather positions multiplied by ``updates``.
 
@@ -366,6 +372,7 @@ def _as_starts(start_indices):
             for s in start_indices]
 
 
+@located
 def dynamic_slice(x, start_indices, slice_sizes):
     """The window of ``slice_sizes`` starting at ``start_indices`` (0-d ints, may be traced).
 
@@ -418,6 +425,7 @@ dynamic_update_slice_p = _declare("dynamic_update_slice", _dynamic_update_slice_
                                   _dynamic_update_slice_impl)
 
 
+@located
 def dynamic_update_slice(x, update, start_indices):
     """A copy of ``x`` with ``update`` written at ``start_indices`` (0-d ints, may be traced).
 

@@ -4,6 +4,7 @@ All of them but ``iota`` are linear, so their JVP is the primitive applied to th
 and their transposes are other layout ops (or ``reduce_sum``). Shapes and index parameters
 are static Python ints; dims that are symbols pass through where no arithmetic is needed.
 """
+import functools
 import math
 import operator
 
@@ -14,10 +15,24 @@ from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, deflinear, defzero, instantiate, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import Sym
-from ..errors import DTypeError, ShapeError
-from . import reductions
+from ..core.trace import user_source
+from ..errors import DTypeError, ShapeError, TfNumbaError
 
 PRIMS = {}
+
+
+def located(fn):
+    """Give the errors an op function raises before binding (bad parameters) its name and
+    the user's source line, as ``bind`` does for abstract-evaluation errors."""
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TfNumbaError as err:
+            if err.source is None:
+                raise err.locate(fn.__name__, user_source()) from None
+            raise
+    return op
 
 
 def _declare(name, abstract_eval, impl, **kwargs):
@@ -96,6 +111,7 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
 broadcast_in_dim_p = _declare("broadcast_in_dim", _broadcast_in_dim_eval, _broadcast_in_dim_impl)
 
 
+@located
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast ``x`` to ``shape``; operand dim ``i`` becomes output dim ``broadcast_dimensions[i]``.
 
@@ -116,7 +132,8 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     summed = [d for d in range(len(shape)) if d not in kept]
     summed += [d for i, d in enumerate(broadcast_dimensions)
                if in_shape[i] == 1 and shape[d] != 1]
-    ct = reductions.reduce_sum(ct, tuple(sorted(summed)))
+    from .reductions import reduce_sum
+    ct = reduce_sum(ct, tuple(sorted(summed)))
     return [reshape(ct, in_shape)]
 
 
@@ -153,6 +170,7 @@ def _reshape_impl(x, *, new_sizes):
 reshape_p = _declare("reshape", _reshape_eval, _reshape_impl)
 
 
+@located
 def reshape(x, new_sizes):
     """Row-major reshape, as ``np.reshape``; one size may be -1. No-op if the shape is equal.
 
@@ -180,6 +198,7 @@ def reshape(x, new_sizes):
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
 
 
+@located
 def squeeze(x, dimensions):
     """Remove the size-1 axes ``dimensions`` (negative axes count from the end)."""
     shape = aval_of(x).shape
@@ -192,6 +211,7 @@ def squeeze(x, dimensions):
     return reshape(x, tuple(s for i, s in enumerate(shape) if i not in dims))
 
 
+@located
 def expand_dims(x, dimensions):
     """Insert size-1 axes so that they sit at ``dimensions`` of the result (as np.expand_dims)."""
     shape = list(aval_of(x).shape)
@@ -217,6 +237,7 @@ transpose_p = _declare("transpose", _transpose_eval,
                        lambda x, *, permutation: np.transpose(x, permutation))
 
 
+@located
 def transpose(x, permutation):
     """Permute axes: output axis ``i`` is input axis ``permutation[i]`` (as np.transpose)."""
     x = _as_array(x)
@@ -240,6 +261,7 @@ def _rev_eval(x, *, dimensions):
 rev_p = _declare("rev", _rev_eval, lambda x, *, dimensions: np.flip(x, dimensions))
 
 
+@located
 def rev(x, dimensions):
     """Reverse the order of elements along ``dimensions`` (as np.flip)."""
     x = _as_array(x)
@@ -279,6 +301,7 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
 slice_p = _declare("slice", _slice_eval, _slice_impl)
 
 
+@located
 def slice_(x, start_indices, limit_indices, strides=None):
     """``x[start:limit:stride]`` on every axis, with static, positive strides.
 
@@ -307,6 +330,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
 deflinear(slice_p, _slice_transpose)
 
 
+@located
 def slice_in_dim(x, start, limit, stride=1, axis=0):
     """``slice_`` along one axis only."""
     shape = aval_of(x).shape
@@ -361,6 +385,7 @@ def _pad_impl(x, padding_value, *, padding_config):
 pad_p = _declare("pad", _pad_eval, _pad_impl)
 
 
+@located
 def pad(x, padding_value, padding_config):
     """Pad (or, with negative lo/hi, crop) ``x``; ``padding_config`` is ``(lo, hi, interior)`` per dim.
 
@@ -396,8 +421,9 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     ct_value = None
     if is_undefined(padding_value):
         from .elementwise import sub
-        ct_value = sub(reductions.reduce_sum(ct, tuple(range(len(aval_of(ct).shape)))),
-                       reductions.reduce_sum(ct_x, tuple(range(len(in_shape)))))
+        from .reductions import reduce_sum
+        ct_value = sub(reduce_sum(ct, tuple(range(len(aval_of(ct).shape)))),
+                       reduce_sum(ct_x, tuple(range(len(in_shape)))))
     return [ct_x if is_undefined(x) else None, ct_value]
 
 
@@ -438,6 +464,7 @@ concatenate_p = _declare("concatenate", _concatenate_eval,
                          lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
 
+@located
 def concatenate(operands, dimension):
     """Join ``operands`` (one dtype, equal other dims) along ``dimension``."""
     operands = [_as_array(x) for x in operands]
@@ -489,6 +516,7 @@ iota_p = _declare("iota", _iota_eval, _iota_impl)
 defzero(iota_p)
 
 
+@located
 def iota(dtype, shape, dimension=0):
     """``0, 1, ..., n-1`` along ``dimension`` of ``shape``, repeated along the other dims.
 
@@ -501,6 +529,7 @@ def iota(dtype, shape, dimension=0):
                        dimension=operator.index(dimension))
 
 
+@located
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or a 0-d array) as ``dtype``.
 

@@ -17,6 +17,7 @@ from ..core.shapes import Sym, normalize_axes, normalize_axis
 from ..errors import DTypeError, ShapeError
 from . import elementwise as ew
 from . import indexing, layout
+from .layout import located
 
 PRIMS = {}
 
@@ -62,10 +63,10 @@ def _reducer(name, impl, accepts, needs_elements=False):
         if not axes:
             return x
         return prim.bind(x, axes=axes)
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"``{name}`` over ``axes`` (an int, a sequence, or None for all); the "
                   "reduced axes are dropped. Empty ``axes`` returns ``x``.")
-    return prim, op
+    return prim, located(op)
 
 
 reduce_sum_p, reduce_sum = _reducer(
@@ -162,10 +163,10 @@ def _arg_op(name, np_fn):
     def op(x, axis, index_dtype=dtypes.int64):
         axis = normalize_axis(operator.index(axis), len(aval_of(x).shape), name)
         return prim.bind(x, axis=axis, index_dtype=dtypes.canonical(index_dtype))
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"Index of the {name[3:]} along ``axis`` (NumPy semantics: the first one "
                   "wins, and the first NaN wins over any number).")
-    return prim, op
+    return prim, located(op)
 
 
 argmax_p, argmax = _arg_op("argmax", np.argmax)
@@ -199,10 +200,10 @@ def _scan(name, np_fn, accepts):
     def op(x, axis, reverse=False):
         axis = normalize_axis(operator.index(axis), len(aval_of(x).shape), name)
         return prim.bind(x, axis=axis, reverse=bool(reverse))
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"Inclusive ``{name}`` along ``axis``; ``reverse=True`` scans from the "
                   "end (``out[i]`` combines ``x[i:]``).")
-    return prim, op
+    return prim, located(op)
 
 
 cumsum_p, cumsum = _scan("cumsum", lambda x, axis: np.cumsum(x, axis, dtype=x.dtype), NUMERIC)
@@ -296,6 +297,7 @@ linear_recurrence_p = Primitive("linear_recurrence", _linear_recurrence_eval,
 PRIMS["linear_recurrence"] = linear_recurrence_p
 
 
+@located
 def linear_recurrence(a, b, axis, reverse=False):
     """``h_i = a_i * h_{i-1} + b_i`` along ``axis`` with ``h_{-1} = 0`` (from the end when
     ``reverse``). Linear in ``b``.

@@ -13,6 +13,7 @@ from ..core.linear import Zero, aval_of, has_tangent
 from ..core.primitive import Primitive, register
 from ..errors import ShapeError
 from . import indexing, layout
+from .layout import located
 
 PRIMS = {}
 
@@ -47,6 +48,7 @@ sort_p = Primitive("sort", _sort_eval, _sort_impl, multiple_results=True)
 PRIMS["sort"] = sort_p
 
 
+@located
 def sort(operands, dimension, num_keys=1):
     """Sort every operand along ``dimension`` by the first ``num_keys`` operands (stable).
 
