@@ -126,6 +126,7 @@ def test_concatenate_matches_numpy(rng, dtype):
     xs = [rand(rng, (2, n), dtype) for n in (1, 3, 2)]
     out = evaluate(lambda a, b, c: L.concatenate([a, b, c], 1), *xs)
     np.testing.assert_array_equal(out, np.concatenate(xs, 1))
+    np.testing.assert_array_equal(L.concatenate(xs, -1), np.concatenate(xs, -1))
 
 
 def test_concatenate_rejects_mismatches():

@@ -4,7 +4,7 @@
 | --- | --- |
 | elementwise | unary/binary math, comparisons, logic, select, clamp, convert_element_type, stop_gradient |
 | layout | broadcast_in_dim, reshape, transpose, rev, slice, pad, concatenate, iota |
-| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/cumprod/cummax/cummin, linear_recurrence |
+| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/prod/max/min, linear_recurrence |
 | indexing | gather, scatter_add, scatter, scatter_mul, dynamic_slice, dynamic_update_slice |
 | contraction | dot_general |
 | sorting | sort (several operands, stable, NaN last) |

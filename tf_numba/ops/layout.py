@@ -113,7 +113,8 @@ broadcast_in_dim_p = _declare("broadcast_in_dim", _broadcast_in_dim_eval, _broad
 
 @located
 def broadcast_in_dim(x, shape, broadcast_dimensions):
-    """Broadcast ``x`` to ``shape``; operand dim ``i`` becomes output dim ``broadcast_dimensions[i]``.
+    """Broadcast ``x`` to ``shape``: operand dim ``i`` becomes output dim
+    ``broadcast_dimensions[i]`` (strictly increasing); operand dims are 1 or equal.
 
     >>> broadcast_in_dim(np.arange(3.0), (2, 3), (1,)).shape
     (2, 3)
@@ -387,7 +388,8 @@ pad_p = _declare("pad", _pad_eval, _pad_impl)
 
 @located
 def pad(x, padding_value, padding_config):
-    """Pad (or, with negative lo/hi, crop) ``x``; ``padding_config`` is ``(lo, hi, interior)`` per dim.
+    """Pad (or, with negative lo/hi, crop) ``x``; ``padding_config`` has one
+    ``(lo, hi, interior)`` per dim.
 
     ``interior`` inserts that many padding elements between neighbours, as ``lax.pad``.
 
@@ -436,11 +438,9 @@ def _concatenate_eval(*operands, dimension):
     if not operands:
         raise ShapeError("concatenate needs at least one operand", op="concatenate")
     first = operands[0]
-    if not 0 <= dimension < max(first.ndim, 0) and first.ndim:
-        raise ShapeError(f"dimension {dimension} out of range for operands of rank "
-                         f"{first.ndim}", op="concatenate")
-    if first.ndim == 0:
-        raise ShapeError("cannot concatenate rank-0 operands", op="concatenate")
+    if not 0 <= dimension < first.ndim:
+        raise ShapeError(f"dimension {dimension} out of range for operands of shape "
+                         f"{first.shape}", op="concatenate")
     for a in operands:
         if a.dtype != first.dtype:
             raise DTypeError("operands need one dtype, got "
@@ -466,12 +466,15 @@ concatenate_p = _declare("concatenate", _concatenate_eval,
 
 @located
 def concatenate(operands, dimension):
-    """Join ``operands`` (one dtype, equal other dims) along ``dimension``."""
+    """Join ``operands`` (one dtype, equal other dims) along ``dimension`` (may be negative)."""
     operands = [_as_array(x) for x in operands]
+    dimension = operator.index(dimension)
+    if operands and -len(aval_of(operands[0]).shape) <= dimension < 0:
+        dimension += len(aval_of(operands[0]).shape)
     if len(operands) == 1:
-        _concatenate_eval(aval_of(operands[0]), dimension=operator.index(dimension))
+        _concatenate_eval(aval_of(operands[0]), dimension=dimension)
         return operands[0]
-    return concatenate_p.bind(*operands, dimension=operator.index(dimension))
+    return concatenate_p.bind(*operands, dimension=dimension)
 
 
 def _concatenate_transpose(ct, *operands, dimension):
