@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from _ops_checks import ALL, FLOATS, INTS, NUMERIC, check_grads, evaluate, rand
-from tf_numba.api import grad, make_program
+from tf_numba.api import grad, jvp, make_program
 from tf_numba.errors import DTypeError, ShapeError
 from tf_numba.ops import elementwise as E
 from tf_numba.ops import layout as L
@@ -205,3 +205,11 @@ def test_complex_derivatives(rng):
     check_grads(lambda x: R.cumprod(x, 1, True), [z((2, 3))], rng)
     check_grads(lambda x: R.cumsum(x, 0), [z((3, 2))], rng)
     check_grads(lambda a, b: R.linear_recurrence(a, b, 0), [z((3, 2)), z((3, 2))], rng)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cummax_derivative_with_nan_does_not_raise(reverse):
+    x = np.array([1.0, 3.0, 2.0, np.nan])  # reversed, no running max is ever attained
+    out, tangent = jvp(lambda x: R.cummax(x, 0, reverse), (x,), (np.ones(4),))
+    finite = ~np.isnan(out)
+    np.testing.assert_array_equal(tangent[finite], np.ones(finite.sum()))

@@ -13,7 +13,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, deflinear, defzero, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
-from ..core.shapes import Sym, normalize_axes, normalize_axis
+from ..core.shapes import normalize_axes, normalize_axis
 from ..errors import DTypeError, ShapeError
 from . import elementwise as ew
 from . import indexing, layout
@@ -115,9 +115,11 @@ def _axes_last(x, axes):
     """``x`` with ``axes`` moved last and flattened into one axis of length prod(sizes)."""
     shape = aval_of(x).shape
     kept = _kept(len(shape), axes)
-    n = math.prod(shape[a] for a in axes)
     moved = layout.transpose(x, kept + tuple(axes))
-    return layout.reshape(moved, tuple(shape[i] for i in kept) + (n,))
+    if len(axes) == 1:
+        return moved
+    return layout.reshape(moved, tuple(shape[i] for i in kept)
+                          + (math.prod(shape[a] for a in axes),))
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -125,8 +127,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     (x,), (t,) = primals, tangents
     ans = reduce_prod_p.bind(x, axes=axes)
     shape = aval_of(x).shape
-    if (type(t) is Zero or not has_tangent(aval_of(ans))
-            or any(isinstance(shape[a], Sym) or shape[a] == 0 for a in axes)):
+    if type(t) is Zero or not has_tangent(aval_of(ans)) or any(shape[a] == 0 for a in axes):
         return ans, Zero(aval_of(ans))
     y, ty = _axes_last(x, axes), _axes_last(t, axes)
     last = len(aval_of(y).shape) - 1
@@ -252,9 +253,9 @@ def _cum_extreme_jvp(prim):
             return ans, Zero(aval_of(ans))
         shape = aval_of(x).shape
         position = layout.iota(dtypes.int64, shape, axis)
-        attained = ew.eq(x, ans)
+        attained = ew.eq(x, ans)  # never true past a NaN: fall back to an in-range position
         if reverse:
-            where = cummin(ew.select(attained, position, shape[axis]), axis, True)
+            where = cummin(ew.select(attained, position, shape[axis] - 1), axis, True)
         else:
             where = cummax(ew.select(attained, position, 0), axis)
         return ans, indexing.take_along_axis(t, where, axis)
