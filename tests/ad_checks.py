@@ -94,6 +94,10 @@ def check_jvp(f, args, *, rng=None, rtol=RTOL, atol=ATOL, eps=None):
     args = tuple(args)
     t = _tangents(rng, args)
     out, tout = tf.jvp(f, args, t)
+    for i, (o, to) in enumerate(zip(_leaves(out), _leaves(tout))):
+        assert not _is_inexact(o) or (o.shape == to.shape and o.dtype == to.dtype), (
+            f"jvp of {_name(f)}: tangent {i} is {to.dtype}{list(to.shape)}, its output is "
+            f"{o.dtype}{list(o.shape)}")
     assert_close(out, f(*args), f"jvp primal output of {_name(f)}", rtol, atol)
     assert_close(tout, numerical_jvp(f, args, t, eps), f"jvp tangent of {_name(f)}",
                  rtol, atol)
@@ -108,6 +112,10 @@ def check_vjp(f, args, *, rng=None, rtol=RTOL, atol=ATOL, eps=None):
     assert_close(out, f(*args), f"vjp primal output of {_name(f)}", rtol, atol)
     ct = _tangents(rng, out)
     ct_in = vjp_fn(ct)
+    for i, (c, x) in enumerate(zip(_leaves(ct_in), _leaves(args))):
+        assert c.shape == x.shape and c.dtype == x.dtype, (
+            f"vjp of {_name(f)}: cotangent {i} is {c.dtype}{list(c.shape)}, its primal is "
+            f"{x.dtype}{list(x.shape)}")
     t = _tangents(rng, args)
     lhs = inner(ct_in, t)
     fd = inner(ct, numerical_jvp(f, args, t, eps))
