@@ -5,7 +5,9 @@ from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, mak
 from .core.pytree import register_pytree_node
 from .custom_derivatives import custom_jvp, custom_vjp
 from .errors import TfNumbaError
+from .jit import jit
+from .lowering.kernel_cache import cache_info
 
-__all__ = ["ShapeDtype", "TfNumbaError", "custom_jvp", "custom_vjp", "grad", "hessian",
-           "jacfwd", "jacrev", "jvp", "linearize", "make_program", "register_pytree_node",
+__all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "custom_jvp", "custom_vjp", "grad", "hessian",
+           "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_program", "register_pytree_node",
            "stop_gradient", "value_and_grad", "vjp"]

@@ -1,0 +1,127 @@
+"""``jit``: trace once per input signature, lower to numba kernels, run compiled.
+
+Dispatch is on (pytree structure, static argument values, leaf dtypes and shapes). A new
+shape re-traces (milliseconds) but usually hits the kernel cache, because generated code
+reads its lengths from the inputs. Called inside another trace, a jitted function is
+inlined into it, so ``grad(jit(f))`` and ``jit(grad(f))`` both work.
+"""
+import functools
+
+import numpy as np
+
+from .api import TracedFunction, _normalize_argnums
+from .core import pytree
+from .core.trace import Tracer, current_builder
+from .errors import TfNumbaError
+from .lowering.plan import Plan
+from .transforms.simplify import simplify
+
+
+class Prepared:
+    """A traced, simplified and lowered specialization of a jitted function."""
+    __slots__ = ("plan", "out_tree", "program")
+
+    def __init__(self, plan, out_tree, program):
+        self.plan, self.out_tree, self.program = plan, out_tree, program
+
+    def as_text(self):
+        return self.plan.as_text()
+
+
+class Jitted:
+    """The callable ``jit(f)`` returns; ``.lower(*args)`` shows the program and kernels."""
+
+    def __init__(self, fn, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.static_argnums = _normalize_argnums(static_argnums, None, "static_argnums")
+        self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
+                                else tuple(static_argnames))
+        self._prepared = {}
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums:
+            key = _fast_key(args)
+            if key is not None:
+                prepared = self._prepared.get(key)
+                if prepared is not None:
+                    out = prepared.plan.run(list(args))
+                    return out[0] if prepared.out_tree is pytree.LEAF else \
+                        pytree.unflatten(prepared.out_tree, out)
+        if current_builder() is not None or _has_tracer(args, kwargs):
+            return self.fn(*args, **kwargs)
+        prepared, leaves = self._prepare(args, kwargs)
+        return pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves))
+
+    def _split(self, args, kwargs):
+        n = len(args)
+        statics = _normalize_argnums(self.static_argnums, n, "static_argnums") if n else ()
+        static_vals = tuple((i, args[i]) for i in statics)
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items()
+                                 if k in self.static_argnames))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in statics)
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return static_vals, static_kw, dyn_args, dyn_kw
+
+    def _prepare(self, args, kwargs):
+        static_vals, static_kw, dyn_args, dyn_kw = self._split(args, kwargs)
+        leaves, tree = pytree.flatten((dyn_args, dyn_kw))
+        leaves = [np.asarray(x) if not isinstance(x, np.ndarray) else x for x in leaves]
+        try:
+            key = (tree, static_vals, static_kw, tuple((x.dtype, x.shape) for x in leaves))
+            hash(key)
+        except TypeError:
+            raise TfNumbaError("static arguments of a jitted function must be hashable; got "
+                               + ", ".join(type(v).__name__ for _, v in static_vals + static_kw)
+                               ) from None
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            prepared = self._build(static_vals, static_kw, dyn_args, dyn_kw)
+            self._prepared[key] = prepared
+            fast = _fast_key(args) if not kwargs and not self.static_argnums else None
+            if fast is not None:
+                self._prepared[fast] = prepared
+        return prepared, leaves
+
+    def _build(self, static_vals, static_kw, dyn_args, dyn_kw):
+        statics = dict(static_vals)
+        n = len(statics) + len(dyn_args)
+
+        def bound(*dynamic, **kw):
+            it = iter(dynamic)
+            full = [statics[i] if i in statics else next(it) for i in range(n)]
+            return self.fn(*full, **kw, **dict(static_kw))
+
+        traced = TracedFunction(lambda a, k: bound(*a, **k), (dyn_args, dyn_kw), {})
+        program = simplify(traced.program)
+        return Prepared(Plan(program), traced.out_tree, program)
+
+    def lower(self, *args, **kwargs):
+        """The Prepared specialization for these arguments (``.as_text()`` prints it)."""
+        return self._prepare(args, kwargs)[0]
+
+
+def _fast_key(args):
+    """Key for the common call: positional NumPy arrays only (None if anything else)."""
+    key = []
+    for a in args:
+        if type(a) is not np.ndarray:
+            return None
+        key.append(a.dtype)
+        key.append(a.shape)
+    return tuple(key)
+
+
+def _has_tracer(args, kwargs):
+    leaves, _ = pytree.flatten((args, kwargs))
+    return any(type(x) is Tracer for x in leaves)
+
+
+def jit(fn=None, *, static_argnums=(), static_argnames=()):
+    """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``."""
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    return Jitted(fn, static_argnums, static_argnames)
+
+

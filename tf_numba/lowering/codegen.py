@@ -1,0 +1,185 @@
+"""Generate the Python source of one numba kernel for a whole program.
+
+The kernel takes the program inputs (rank-0 inputs as scalars), runs the steps from
+``partition`` in order — fused regions as explicit loop nests, library steps through the
+``lower`` rule of their primitive — and returns the outputs as a tuple. Dims are written
+through ``DimEnv``, so the same source serves every length it is valid for.
+"""
+import numpy as np
+
+from ..core import dtypes
+from ..core.ir import Literal, Var
+from ..core.primitive import RULES
+from ..errors import MissingRuleError
+from .dims import DimEnv
+from .partition import REDUCTIONS, FusedRegion, partition
+from .scalar_exprs import ctor, expression, literal
+
+_REDUCE_INIT = {
+    "reduce_sum": lambda dt: literal(0, dt),
+    "reduce_prod": lambda dt: literal(1, dt),
+    "reduce_max": lambda dt: literal(-np.inf, dt) if dt.kind == "f" else (
+        "False" if dtypes.is_bool(dt) else literal(np.iinfo(dt).min, dt)),
+    "reduce_min": lambda dt: literal(np.inf, dt) if dt.kind == "f" else (
+        "True" if dtypes.is_bool(dt) else literal(np.iinfo(dt).max, dt)),
+    "reduce_and": lambda dt: "True",
+    "reduce_or": lambda dt: "False",
+}
+_REDUCE_STEP = {
+    "reduce_sum": "{acc} + {x}",
+    "reduce_prod": "{acc} * {x}",
+    "reduce_max": "np.maximum({acc}, {x})",
+    "reduce_min": "np.minimum({acc}, {x})",
+    "reduce_and": "({acc} and {x})",
+    "reduce_or": "({acc} or {x})",
+}
+
+
+class Emitter:
+    """Source lines plus names for program values; handed to library ``lower`` rules."""
+
+    def __init__(self, program, dims):
+        self.lines = []
+        self.indent = 1
+        self.names = {}
+        self.dims = dims
+        self.counter = 0
+
+    def emit(self, line):
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, prefix="t"):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def name(self, v):
+        """Source for a value: a variable name, or a literal."""
+        if type(v) is Literal:
+            return literal(v.value, v.aval.dtype)
+        return self.names[v]
+
+    def define(self, v, prefix="v"):
+        name = self.fresh(prefix)
+        self.names[v] = name
+        return name
+
+    def shape(self, shape):
+        return self.dims.shape(shape)
+
+    def dim(self, d):
+        return self.dims.expr(d)
+
+
+def generate(program, name="kernel"):
+    """(source, steps): the kernel's source text and the partition it was built from."""
+    in_names = [f"in{i}" for i in range(len(program.invars))]
+    dims = DimEnv(program.in_avals, in_names)
+    em = Emitter(program, dims)
+    for v, n in zip(program.invars, in_names):
+        em.names[v] = n
+    for i, (v, _) in enumerate(program.consts):
+        em.names[v] = f"c{i}"
+    steps = partition(program)
+    for step in steps:
+        if type(step) is FusedRegion:
+            _emit_region(em, step)
+        else:
+            eqn = step.eqn
+            lower = RULES["lower"].get(eqn.prim)
+            if lower is None:
+                raise MissingRuleError(eqn.prim.name, "lowering", eqn.prim.family)
+            outs = [em.define(v) for v in eqn.outvars]
+            lower(em, [em.name(v) for v in eqn.invars], outs, eqn)
+    outs = ", ".join(em.name(v) for v in program.outvars)
+    em.emit(f"return ({outs}{',' if len(program.outvars) == 1 else ''})")
+    params = ", ".join(in_names + [f"c{i}" for i in range(len(program.consts))])
+    header = [f"def {name}({params}):"]
+    return "\n".join(header + em.lines) + "\n", steps
+
+
+def _space_source(em, region):
+    """Dims of the iteration space, read off an operand of that shape when there is one."""
+    for eqn in region.eqns:
+        for v in eqn.invars:
+            if type(v) is Var and v.aval.shape == region.space and v in em.names:
+                return [f"{em.names[v]}.shape[{k}]" for k in range(len(region.space))]
+    return [em.dim(d) for d in region.space]
+
+
+def _emit_region(em, region):
+    space = region.space
+    dims = _space_source(em, region)
+    idx = [f"i{k}" for k in range(len(space))]
+    index = ", ".join(idx)
+    loop_names = {}
+
+    # outputs: arrays for materialized loop values, accumulators for reductions
+    for eqn in region.eqns:
+        v = eqn.outvars[0]
+        if eqn.prim.name in REDUCTIONS:
+            init = _REDUCE_INIT[eqn.prim.name](v.aval.dtype)
+            name = em.define(v, "r")
+            if v.aval.shape:
+                kept = "".join(d + ", " for k, d in enumerate(dims)
+                               if k not in eqn.params["axes"])
+                em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
+            else:
+                em.emit(f"{name} = {init}")
+        elif v in region.materialize:
+            if v.aval.shape:
+                name = em.define(v, "a")
+                em.emit(f"{name} = np.empty(({''.join(d + ', ' for d in dims)}), "
+                        f"{ctor(v.aval.dtype)})")
+    base_indent = em.indent
+    for k, d in enumerate(dims):
+        em.emit(f"for {idx[k]} in range({d}):")
+        em.indent += 1
+
+    def read(v):
+        if type(v) is Literal:
+            return literal(v.value, v.aval.dtype)
+        if v in loop_names:
+            return loop_names[v]
+        name = em.names[v]
+        if not v.aval.shape:
+            return name
+        return f"{name}[{index}]"
+
+    for eqn in region.eqns:
+        v = eqn.outvars[0]
+        prim = eqn.prim.name
+        if prim in REDUCTIONS:
+            axes = eqn.params["axes"]
+            x = read(eqn.invars[0])
+            acc = em.names[v]
+            if v.aval.shape:
+                kept = ", ".join(i for k, i in enumerate(idx) if k not in axes)
+                acc = f"{acc}[{kept}]"
+            em.emit(f"{acc} = {_REDUCE_STEP[prim].format(acc=acc, x=x)}")
+            continue
+        if prim == "broadcast_in_dim":
+            expr = _broadcast_read(em, eqn, idx)
+        else:
+            expr = expression(eqn, [read(a) for a in eqn.invars])
+        name = em.fresh("s")
+        em.emit(f"{name} = {expr}")
+        loop_names[v] = name
+        if v in region.materialize:
+            if v.aval.shape:
+                em.emit(f"{em.names[v]}[{index}] = {name}")
+            else:
+                em.names[v] = name
+    em.indent = base_indent
+    for v in region.materialize:
+        if not v.aval.shape and v not in em.names:
+            em.names[v] = loop_names[v]
+
+
+def _broadcast_read(em, eqn, idx):
+    x = eqn.invars[0]
+    if type(x) is Literal or not x.aval.shape:
+        return em.name(x)
+    dims = eqn.params["broadcast_dimensions"]
+    parts = ["0" if x.aval.shape[k] == 1 and eqn.outvars[0].aval.shape[d] != 1 else idx[d]
+             for k, d in enumerate(dims)]
+    return f"{em.names[x]}[{', '.join(parts)}]"

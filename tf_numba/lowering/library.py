@@ -1,0 +1,361 @@
+"""Lowering rules of the non-fused primitives: each writes a few lines of kernel source.
+
+A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the operands
+(rank-0 operands are scalars), ``outs`` the names to assign. ``SUPPORTS`` may decline an
+equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
+NumPy impl between compiled segments instead.
+"""
+from ..core import dtypes
+from ..core.primitive import register
+from ..ops import contraction, indexing, layout, reductions, sorting
+from .scalar_exprs import ctor
+
+
+# numba takes seconds to type ``transpose(axes)`` and array-into-slice assignment the
+# first time a process meets them, against ~0.2 s for plain loops (perf/compile_features.py
+# measured it), so data movement is written as explicit loops.
+
+def permuted_copy(em, x, rank, perm):
+    """Lines copying ``x`` into a new C-ordered array with axes ``perm``; returns its name."""
+    if perm == tuple(range(rank)):
+        return x
+    out = em.fresh("moved")
+    shape = "".join(f"{x}.shape[{p}], " for p in perm)
+    em.emit(f"{out} = np.empty(({shape}), {x}.dtype)")
+    idx = [em.fresh("j") for _ in range(rank)]
+    for k in range(rank):
+        em.emit("    " * k + f"for {idx[k]} in range({out}.shape[{k}]):")
+    source_index = [None] * rank
+    for k, p in enumerate(perm):
+        source_index[p] = idx[k]
+    em.emit("    " * rank + f"{out}[{', '.join(idx)}] = {x}[{', '.join(source_index)}]")
+    return out
+
+
+def _rows(em, x, axis, rank):
+    """Lines making ``x`` 2-D with ``axis`` last; returns (rows_name, perm)."""
+    perm = tuple(a for a in range(rank) if a != axis) + (axis,)
+    moved = permuted_copy(em, x, rank, perm)
+    rows = em.fresh("rows")
+    em.emit(f"{rows} = np.ascontiguousarray({moved}).reshape((-1, {x}.shape[{axis}]))")
+    return rows, perm
+
+
+def _unrows(em, out, rows_result, shape_src, perm):
+    """Undo ``_rows``: reshape to the moved shape and move the axis back."""
+    moved_shape = "(" + "".join(f"{shape_src}[{p}], " for p in perm) + ")"
+    inverse = tuple(perm.index(a) for a in range(len(perm)))
+    shaped = em.fresh("shaped")
+    em.emit(f"{shaped} = {rows_result}.reshape({moved_shape})")
+    em.emit(f"{out} = {permuted_copy(em, shaped, len(perm), inverse)}")
+
+
+def assign_window(em, target, value, rank, starts, steps=None):
+    """Loop lines ``target[starts + steps * j] = value[j]`` over all of ``value``."""
+    idx = [em.fresh("j") for _ in range(rank)]
+    for k in range(rank):
+        em.emit("    " * k + f"for {idx[k]} in range({value}.shape[{k}]):")
+    steps = steps or [1] * rank
+    where = [f"{s} + {st} * {j}" if st != 1 else f"{s} + {j}"
+             for s, st, j in zip(starts, steps, idx)]
+    em.emit("    " * rank + f"{target}[{', '.join(where)}] = {value}[{', '.join(idx)}]")
+
+
+def _reshape(em, ins, outs, eqn):
+    x, (out,) = ins[0], outs
+    new = eqn.outvars[0].aval.shape
+    if not eqn.invars[0].aval.shape:
+        em.emit(f"{out} = np.full({em.shape(new)}, {x})")
+    elif not new:
+        em.emit(f"{out} = {x}.reshape(-1)[0]")
+    else:
+        em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
+
+
+def _transpose(em, ins, outs, eqn):
+    perm = tuple(eqn.params["permutation"])
+    if perm == (1, 0):
+        em.emit(f"{outs[0]} = {ins[0]}.T")
+        return
+    em.emit(f"{outs[0]} = {permuted_copy(em, ins[0], len(perm), perm)}")
+
+
+def _index_text(parts):
+    return "[" + ", ".join(parts) + ("," if len(parts) == 1 else "") + "]"
+
+
+def _rev(em, ins, outs, eqn):
+    dims = eqn.params["dimensions"]
+    rank = len(eqn.invars[0].aval.shape)
+    parts = ["::-1" if d in dims else ":" for d in range(rank)]
+    em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
+
+
+def _slice(em, ins, outs, eqn):
+    p = eqn.params
+    parts = [f"{em.dim(s)}:{em.dim(l)}:{st}" for s, l, st in
+             zip(p["start_indices"], p["limit_indices"], p["strides"])]
+    em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
+
+
+def _pad(em, ins, outs, eqn):
+    x, value = ins
+    shape = eqn.invars[0].aval.shape
+    extended, cropped = [], []
+    for (lo, hi, interior), n in zip(eqn.params["padding_config"], shape):
+        body = n + max(n - 1, 0) * interior
+        size = max(lo, 0) + body + max(hi, 0)
+        extended.append(size)
+        cropped.append(f"{em.dim(max(-lo, 0))}:{em.dim(size - max(-hi, 0))}")
+    full = em.fresh("padded")
+    dt = ctor(eqn.outvars[0].aval.dtype)
+    em.emit(f"{full} = np.full({em.shape(tuple(extended))}, {value}, {dt})")
+    config = eqn.params["padding_config"]
+    assign_window(em, full, x, len(shape), [em.dim(max(lo, 0)) for lo, _, _ in config],
+                  [interior + 1 for _, _, interior in config])
+    em.emit(f"{outs[0]} = {full}{_index_text(cropped)}")
+
+
+def _concatenate(em, ins, outs, eqn):
+    em.emit(f"{outs[0]} = np.concatenate(({', '.join(ins)},), axis={eqn.params['dimension']})")
+
+
+def _iota(em, ins, outs, eqn):
+    aval = eqn.outvars[0].aval
+    dim = eqn.params["dimension"]
+    em.emit(f"{outs[0]} = np.empty({em.shape(aval.shape)}, {ctor(aval.dtype)})")
+    idx = [em.fresh("j") for _ in aval.shape]
+    for k in range(len(idx)):
+        em.emit("    " * k + f"for {idx[k]} in range({outs[0]}.shape[{k}]):")
+    em.emit("    " * len(idx) + f"{outs[0]}[{', '.join(idx)}] = {idx[dim]}")
+
+
+def _dot_operand(em, src, aval, groups):
+    """``src`` as a C-ordered 3-D array (batch, rows, cols) from three groups of axes.
+
+    A 2-D operand that only needs a transpose becomes a ``.T`` view: BLAS reads it as is.
+    """
+    perm = groups[0] + groups[1] + groups[2]
+    sizes = ", ".join(" * ".join(f"{src}.shape[{i}]" for i in g) or "1" for g in groups)
+    if not groups[0] and aval.ndim == 2 and perm == (1, 0):
+        return f"{src}.T", False
+    moved = permuted_copy(em, src, aval.ndim, perm)
+    name = em.fresh("op")
+    em.emit(f"{name} = np.ascontiguousarray({moved}).reshape(({sizes}))")
+    return name, True
+
+
+def _dot_general(em, ins, outs, eqn):
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    a, b = ins
+    la, ra = eqn.invars[0].aval, eqn.invars[1].aval
+    lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
+    rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
+    dt = ctor(eqn.outvars[0].aval.dtype)
+    lhs, l3 = _dot_operand(em, a, la, (lb, lf, lc))
+    rhs, r3 = _dot_operand(em, b, ra, (rb, rc, rf))
+    prod = em.fresh("prod")
+    rows = f"{lhs}.shape[1]" if l3 else f"{lhs}.shape[0]"
+    cols = f"{rhs}.shape[2]" if r3 else f"{rhs}.shape[1]"
+    if lb:
+        em.emit(f"{prod} = np.empty(({lhs}.shape[0], {rows}, {cols}), {dt})")
+        em.emit(f"for bi in range({lhs}.shape[0]):")
+        em.emit(f"    np.dot({lhs}[bi], {rhs}[bi], {prod}[bi])")
+    else:
+        lhs2 = f"{lhs}[0]" if l3 else lhs
+        rhs2 = f"{rhs}[0]" if r3 else rhs
+        em.emit(f"{prod} = np.empty(({rows}, {cols}), {dt})")
+        em.emit(f"np.dot({lhs2}, {rhs2}, {prod})")
+    # the output dims are read off the operands, so the source holds for any lengths
+    dims = ([f"{a}.shape[{i}]" for i in lb] + [f"{a}.shape[{i}]" for i in lf]
+            + [f"{b}.shape[{j}]" for j in rf])
+    if dims:
+        em.emit(f"{outs[0]} = {prod}.reshape(({''.join(d + ', ' for d in dims)}))")
+    else:
+        em.emit(f"{outs[0]} = {prod}.reshape(-1)[0]")
+
+
+def _blas_dtype(eqn):
+    dt = eqn.invars[0].aval.dtype
+    return (dtypes.is_inexact(dt) and eqn.params["preferred_element_type"] in (None, dt))
+
+
+_CUMULATIVE = {"cumsum": "CUMSUM", "cumprod": "CUMPROD", "cummax": "CUMMAX",
+               "cummin": "CUMMIN"}
+
+
+def _cumulative(em, ins, outs, eqn):
+    axis, rank = eqn.params["axis"], len(eqn.invars[0].aval.shape)
+    rows, perm = _rows(em, ins[0], axis, rank)
+    result = em.fresh("scan")
+    code = _CUMULATIVE[eqn.prim.name]
+    em.emit(f"{result} = loops.cumulative_rows({rows}, loops.{code}, {eqn.params['reverse']})")
+    _unrows(em, outs[0], result, f"{ins[0]}.shape", perm)
+
+
+def _linear_recurrence(em, ins, outs, eqn):
+    axis, rank = eqn.params["axis"], len(eqn.invars[1].aval.shape)
+    a_rows, perm = _rows(em, ins[0], axis, rank)
+    b_rows, _ = _rows(em, ins[1], axis, rank)
+    result = em.fresh("rec")
+    em.emit(f"{result} = loops.linear_recurrence_rows({a_rows}, {b_rows}, "
+            f"{eqn.params['reverse']})")
+    _unrows(em, outs[0], result, f"{ins[1]}.shape", perm)
+
+
+def _argextreme(em, ins, outs, eqn):
+    axis, aval = eqn.params["axis"], eqn.invars[0].aval
+    rows, _ = _rows(em, ins[0], axis, len(aval.shape))
+    out_aval = eqn.outvars[0].aval
+    found = f"loops.argextreme_rows({rows}, {eqn.prim.name == 'argmax'})"
+    if out_aval.shape:
+        em.emit(f"{outs[0]} = {found}.astype({ctor(out_aval.dtype)})"
+                f".reshape({em.shape(out_aval.shape)})")
+    else:
+        em.emit(f"{outs[0]} = {ctor(out_aval.dtype)}({found}[0])")
+
+
+def _gather_layout(em, x, aval, axes):
+    """``x`` with ``axes`` first, flattened to (prod(axes dims), rest) rows; returns names."""
+    rank = len(aval.shape)
+    rest = tuple(a for a in range(rank) if a not in axes)
+    perm = tuple(axes) + rest
+    moved = permuted_copy(em, x, rank, perm)
+    lead = " * ".join(f"{x}.shape[{a}]" for a in axes) or "1"
+    tail = " * ".join(f"{x}.shape[{a}]" for a in rest) or "1"
+    rows = em.fresh("table")
+    em.emit(f"{rows} = np.ascontiguousarray({moved}).reshape(({lead}, {tail}))")
+    sizes = em.fresh("sizes")
+    em.emit(f"{sizes} = np.array([{', '.join(f'{x}.shape[{a}]' for a in axes)}], np.int64)"
+            if axes else f"{sizes} = np.zeros(0, np.int64)")
+    return rows, sizes, perm
+
+
+def _row_numbers(em, idx, idx_aval, sizes):
+    k = idx_aval.shape[-1]
+    flat_idx = em.fresh("idx")
+    em.emit(f"{flat_idx} = np.ascontiguousarray({idx}).reshape((-1, {k})).astype(np.int64)")
+    rows = em.fresh("at")
+    em.emit(f"{rows} = loops.flat_rows({flat_idx}, {sizes})")
+    return rows
+
+
+def _gather(em, ins, outs, eqn):
+    x, idx = ins
+    axes = eqn.params["axes"]
+    table, sizes, _ = _gather_layout(em, x, eqn.invars[0].aval, axes)
+    rows = _row_numbers(em, idx, eqn.invars[1].aval, sizes)
+    em.emit(f"{outs[0]} = loops.gather_rows({table}, {rows})"
+            f".reshape({em.shape(eqn.outvars[0].aval.shape)})")
+
+
+_SCATTER = {"scatter_add": "SCATTER_ADD", "scatter": "SCATTER_SET", "scatter_mul": "SCATTER_MUL"}
+
+
+def _scatter(em, ins, outs, eqn):
+    x, idx, upd = ins
+    axes = eqn.params["axes"]
+    aval = eqn.invars[0].aval
+    table, sizes, perm = _gather_layout(em, x, aval, axes)
+    rows = _row_numbers(em, idx, eqn.invars[1].aval, sizes)
+    updates = em.fresh("upd")
+    em.emit(f"{updates} = np.ascontiguousarray({upd}).reshape(({rows}.shape[0], "
+            f"{table}.shape[1]))")
+    result = em.fresh("scattered")
+    em.emit(f"{result} = loops.scatter_rows({table}, {rows}, {updates}, "
+            f"loops.{_SCATTER[eqn.prim.name]})")
+    _unrows(em, outs[0], result, f"{x}.shape", perm)
+
+
+def _window_starts(em, x, starts, sizes):
+    begins = []
+    for axis, (s, size) in enumerate(zip(starts, sizes)):
+        begin = em.fresh("start")
+        em.emit(f"{begin} = loops.window_start(np.int64({s}), {em.dim(size)}, {x}.shape[{axis}])")
+        begins.append(begin)
+    return begins
+
+
+def _dynamic_slice(em, ins, outs, eqn):
+    x, starts = ins[0], ins[1:]
+    sizes = eqn.params["slice_sizes"]
+    begins = _window_starts(em, x, starts, sizes)
+    parts = [f"{b}:{b} + {em.dim(size)}" for b, size in zip(begins, sizes)]
+    em.emit(f"{outs[0]} = {x}{_index_text(parts)}")
+
+
+def _dynamic_update_slice(em, ins, outs, eqn):
+    x, upd, starts = ins[0], ins[1], ins[2:]
+    begins = _window_starts(em, x, starts, eqn.invars[1].aval.shape)
+    em.emit(f"{outs[0]} = {x}.copy()")
+    assign_window(em, outs[0], upd, len(begins), begins)
+
+
+def _sort(em, ins, outs, eqn):
+    dim, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
+    rank = len(eqn.invars[0].aval.shape)
+    rows = [_rows(em, x, dim, rank) for x in ins]
+    perm = rows[0][1]
+    order, r = em.fresh("order"), em.fresh("r")
+    sorted_rows = [em.fresh("sorted") for _ in ins]
+    for name, (src, _) in zip(sorted_rows, rows):
+        em.emit(f"{name} = np.empty_like({src})")
+    em.emit(f"for {r} in range({rows[0][0]}.shape[0]):")
+    if num_keys == 1:
+        em.emit(f"    {order} = np.argsort({rows[0][0]}[{r}], kind='mergesort')")
+    else:
+        keys = ", ".join(f"{src}[{r}]" for src, _ in rows[:num_keys])
+        em.emit(f"    {order} = loops.sort_order(np.stack(({keys},)))")
+    for name, (src, _) in zip(sorted_rows, rows):
+        em.emit(f"    {name}[{r}] = {src}[{r}][{order}]")
+    for out, name, x in zip(outs, sorted_rows, ins):
+        _unrows(em, out, name, f"{x}.shape", perm)
+
+
+def _sort_supported(eqn):
+    avals = [v.aval for v in eqn.invars]
+    if any(dtypes.is_complex(a.dtype) for a in avals):
+        return False
+    keys = avals[:eqn.params["num_keys"]]
+    return len({a.dtype for a in keys}) == 1
+
+
+LOWERINGS = {
+    layout.PRIMS["reshape"]: _reshape,
+    layout.PRIMS["transpose"]: _transpose,
+    layout.PRIMS["rev"]: _rev,
+    layout.PRIMS["slice"]: _slice,
+    layout.PRIMS["pad"]: _pad,
+    layout.PRIMS["concatenate"]: _concatenate,
+    layout.PRIMS["iota"]: _iota,
+    contraction.PRIMS["dot_general"]: _dot_general,
+    reductions.PRIMS["argmax"]: _argextreme,
+    reductions.PRIMS["argmin"]: _argextreme,
+    reductions.PRIMS["linear_recurrence"]: _linear_recurrence,
+    indexing.PRIMS["gather"]: _gather,
+    indexing.PRIMS["scatter_add"]: _scatter,
+    indexing.PRIMS["scatter"]: _scatter,
+    indexing.PRIMS["scatter_mul"]: _scatter,
+    indexing.PRIMS["dynamic_slice"]: _dynamic_slice,
+    indexing.PRIMS["dynamic_update_slice"]: _dynamic_update_slice,
+    sorting.PRIMS["sort"]: _sort,
+}
+for _name in _CUMULATIVE:
+    LOWERINGS[reductions.PRIMS[_name]] = _cumulative
+
+SUPPORTS = {
+    contraction.PRIMS["dot_general"]: _blas_dtype,
+    sorting.PRIMS["sort"]: _sort_supported,
+    reductions.PRIMS["argmax"]: lambda e: not dtypes.is_complex(e.invars[0].aval.dtype),
+    reductions.PRIMS["argmin"]: lambda e: not dtypes.is_complex(e.invars[0].aval.dtype),
+}
+
+for _prim, _rule in LOWERINGS.items():
+    register("lower", _prim, _rule)
+
+
+def supported(eqn):
+    check = SUPPORTS.get(eqn.prim)
+    return check is None or check(eqn)
+
+

@@ -1,0 +1,135 @@
+"""Hand-written numba loops that generated kernels call for the non-fused library steps.
+
+Each works on rows (the axis of interest last, leading axes flattened), so the generated
+code only moves axes and reshapes around the call. They are compiled with ``cache=True``
+and live in this real file so numba's on-disk cache keeps their machine code.
+"""
+import numba
+import numpy as np
+
+_jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+
+CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
+
+
+@_jit
+def cumulative_rows(x, op, reverse):
+    out = np.empty_like(x)
+    n = x.shape[1]
+    for r in range(x.shape[0]):
+        for step in range(n):
+            j = n - 1 - step if reverse else step
+            v = x[r, j]
+            if step > 0:
+                prev = out[r, j + 1] if reverse else out[r, j - 1]
+                if op == CUMSUM:
+                    v = prev + v
+                elif op == CUMPROD:
+                    v = prev * v
+                elif op == CUMMAX:
+                    v = np.maximum(prev, v)
+                else:
+                    v = np.minimum(prev, v)
+            out[r, j] = v
+    return out
+
+
+@_jit
+def linear_recurrence_rows(a, b, reverse):
+    out = np.empty_like(b)
+    n = b.shape[1]
+    for r in range(b.shape[0]):
+        h = b[r, 0] * 0
+        for step in range(n):
+            j = n - 1 - step if reverse else step
+            h = a[r, j] * h + b[r, j]
+            out[r, j] = h
+    return out
+
+
+@_jit
+def argextreme_rows(x, find_max):
+    """First index of the max (min) per row; the first NaN wins, as in NumPy."""
+    out = np.empty(x.shape[0], np.int64)
+    for r in range(x.shape[0]):
+        best = 0
+        bv = x[r, 0]
+        if bv != bv:
+            out[r] = 0
+            continue
+        for j in range(1, x.shape[1]):
+            v = x[r, j]
+            if v != v:
+                best = j
+                break
+            if (v > bv) if find_max else (v < bv):
+                best = j
+                bv = v
+        out[r] = best
+    return out
+
+
+@_jit
+def flat_rows(idx, sizes):
+    """Row numbers for multi-indices ``idx`` (B, k) into axes of ``sizes``; NumPy wrap, checked."""
+    out = np.empty(idx.shape[0], np.int64)
+    for b in range(idx.shape[0]):
+        flat = 0
+        for j in range(idx.shape[1]):
+            i = idx[b, j]
+            n = sizes[j]
+            if i < 0:
+                i += n
+            if i < 0 or i >= n:
+                raise IndexError("gather/scatter: index out of range")
+            flat = flat * n + i
+        out[b] = flat
+    return out
+
+
+@_jit
+def gather_rows(x, rows):
+    out = np.empty((rows.shape[0], x.shape[1]), x.dtype)
+    for b in range(rows.shape[0]):
+        out[b, :] = x[rows[b], :]
+    return out
+
+
+SCATTER_ADD, SCATTER_SET, SCATTER_MUL = 0, 1, 2
+
+
+@_jit
+def scatter_rows(x, rows, updates, mode):
+    """Combine ``updates`` rows into a copy of ``x`` at ``rows``; duplicates: add/multiply,
+    or the last one wins for set."""
+    out = x.copy()
+    for b in range(rows.shape[0]):
+        r = rows[b]
+        for c in range(x.shape[1]):
+            if mode == SCATTER_ADD:
+                out[r, c] += updates[b, c]
+            elif mode == SCATTER_MUL:
+                out[r, c] *= updates[b, c]
+            else:
+                out[r, c] = updates[b, c]
+    return out
+
+
+@_jit
+def window_start(start, size, n):
+    """A dynamic_slice start after NumPy's negative wrap; IndexError if the window leaves."""
+    s = start + n if start < 0 else start
+    if s < 0 or s > n - size:
+        raise IndexError("dynamic_slice: start index puts the window out of range")
+    return s
+
+
+@_jit
+def sort_order(keys):
+    """Stable lexicographic order of the rows of ``keys`` (num_keys, n): key 0 first, NaN last."""
+    n = keys.shape[1]
+    order = np.arange(n)
+    for k in range(keys.shape[0] - 1, -1, -1):
+        sub = np.argsort(keys[k][order], kind="mergesort")
+        order = order[sub]
+    return order

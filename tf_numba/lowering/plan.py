@@ -1,0 +1,146 @@
+"""A program prepared for execution: compiled segments and, between them, NumPy steps.
+
+Consecutive equations that can be lowered form one segment, compiled into one numba kernel
+(one crossing from Python into compiled code). An equation with no lowering for its
+dtypes runs its NumPy impl between segments. In the common case the whole program is one
+kernel and ``run`` is a single call.
+"""
+import numpy as np
+
+from ..core.ir import Literal, Program, Var
+from ..core.primitive import RULES
+from . import library  # noqa: F401  (registers the lowering rules)
+from .codegen import generate
+from .kernel_cache import KERNELS
+from .partition import REDUCTIONS
+from .scalar_exprs import is_elementwise, supports_dtype
+
+
+def lowerable(eqn):
+    if is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or eqn.prim.name == "broadcast_in_dim":
+        return supports_dtype(eqn)
+    return eqn.prim in RULES["lower"] and library.supported(eqn)
+
+
+class CompiledSegment:
+    """One kernel: converts rank-0 inputs to scalars and rank-0 outputs back to NumPy."""
+
+    def __init__(self, program, kernel_cache):
+        self.program = program
+        self.source, self.steps = generate(program)
+        self.kernel = kernel_cache.get(self.source)
+        self.cache = kernel_cache
+        self.const_values = [c for _, c in program.consts]
+        self.scalar_in = [(i, v.aval.dtype.type) for i, v in enumerate(program.invars)
+                          if not v.aval.shape]
+        self.scalar_out = [(i, v.aval.dtype.type) for i, v in enumerate(program.outvars)
+                           if not v.aval.shape]
+        self.first = True
+
+    def __call__(self, args):
+        for i, t in self.scalar_in:
+            args[i] = t(args[i])
+        args.extend(self.const_values)
+        if self.first:
+            outs = self.cache.call_first(self.kernel, args)
+            self.first = False
+        else:
+            outs = self.kernel.dispatcher(*args)
+        if self.scalar_out:
+            outs = list(outs)
+            for i, t in self.scalar_out:
+                outs[i] = t(outs[i])
+        return outs
+
+
+class InterpretedStep:
+    def __init__(self, eqn):
+        self.eqn = eqn
+
+
+class Plan:
+    """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered."""
+
+    def __init__(self, program, kernel_cache=KERNELS):
+        self.program = program
+        self.segments = []
+        self._build(program, kernel_cache)
+
+    def _build(self, program, kernel_cache):
+        groups, current = [], []
+        for eqn in program.eqns:
+            if lowerable(eqn):
+                current.append(eqn)
+            else:
+                if current:
+                    groups.append(current)
+                    current = []
+                groups.append(eqn)
+        if current:
+            groups.append(current)
+        uses_after = _uses_after(program, groups)
+        const_vars = {v for v, _ in program.consts}
+        self.consts = dict(program.consts)
+        for g, group in enumerate(groups):
+            if not isinstance(group, list):
+                self.segments.append(InterpretedStep(group))
+                continue
+            defined = {v for e in group for v in e.outvars}
+            ins, seen = [], set()
+            for e in group:
+                for v in e.invars:
+                    if type(v) is Var and v not in defined and v not in seen:
+                        seen.add(v)
+                        ins.append(v)
+            outs = [v for e in group for v in e.outvars if v in uses_after[g]]
+            seg_consts = [(v, self.consts[v]) for v in ins if v in const_vars]
+            seg_ins = [v for v in ins if v not in const_vars]
+            sub = Program(seg_ins, seg_consts, group, outs)
+            self.segments.append(CompiledSegment(sub, kernel_cache))
+        self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
+                       and list(self.segments[0].program.invars) == list(program.invars)
+                       and list(self.segments[0].program.outvars) == list(program.outvars))
+
+    def run(self, args):
+        if self.single:
+            return self.segments[0](list(args))
+        env = dict(zip(self.program.invars, args))
+        env.update(self.consts)
+        for seg in self.segments:
+            if type(seg) is InterpretedStep:
+                eqn = seg.eqn
+                out = eqn.prim.impl(*[_read(env, v) for v in eqn.invars], **eqn.params)
+                env.update(zip(eqn.outvars, out if eqn.prim.multiple_results else [out]))
+            else:
+                sub = seg.program
+                outs = seg([env[v] for v in sub.invars])
+                env.update(zip(sub.outvars, outs))
+        return [_read(env, v) for v in self.program.outvars]
+
+    def as_text(self):
+        parts = [f"program ({len(self.program.eqns)} equations):", str(self.program), ""]
+        for k, seg in enumerate(self.segments):
+            if type(seg) is InterpretedStep:
+                parts.append(f"# segment {k}: NumPy step for {seg.eqn.prim.name} "
+                             "(no compiled lowering for these operands)")
+            else:
+                parts.append(f"# segment {k}: kernel {seg.kernel.key} "
+                             f"({', '.join(map(repr, seg.steps))})")
+                parts.append(seg.source)
+        return "\n".join(parts)
+
+
+def _read(env, v):
+    return v.value if type(v) is Literal else env[v]
+
+
+def _uses_after(program, groups):
+    """For each group index, the vars it defines that something after it needs."""
+    needed = {v for v in program.outvars if type(v) is Var}
+    result = [None] * len(groups)
+    for g in range(len(groups) - 1, -1, -1):
+        group = groups[g] if isinstance(groups[g], list) else [groups[g]]
+        result[g] = set(needed)
+        for e in group:
+            needed.update(v for v in e.invars if type(v) is Var)
+    return result
