@@ -123,19 +123,22 @@ def _leaf_ranges(args):
     return ranges
 
 
-def _check_differentiable(traced, args, argnums, fname):
+def _check_differentiable(args, argnums, fname):
+    """Leaf indices to differentiate; DTypeError naming the argument if one is not float."""
     ranges = _leaf_ranges(args)
     wrt = []
     for a in argnums:
-        for i in ranges[a]:
-            aval = traced.program.invars[i].aval
+        leaves, _ = pytree.flatten(args[a])
+        for i, leaf in zip(ranges[a], leaves):
+            aval = _aval(_as_array(leaf))
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(
                     f"{fname} needs float or complex inputs to differentiate, but argument "
                     f"{a} has a leaf of dtype {aval.dtype.name} and shape {aval.shape}. "
                     "Pass it as float (x.astype(float)) or leave it out of argnums.",
                     op=fname, source=user_source())
-            wrt.append(i)
+            if i not in wrt:
+                wrt.append(i)
     return wrt, ranges
 
 
@@ -173,25 +176,25 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
         aux_tree.append(aux_def)
         return [out] + aux_leaves
 
+    wrt, ranges = _check_differentiable(args, nums, "grad")
     traced = TracedFunction(scalar_fn, args, kwargs)
-    wrt, ranges = _check_differentiable(traced, args, nums, "grad")
     program = ad.grad_program(traced.program, traced.mask(wrt), keep_outputs=keep_value)
     flat = traced.call(simplify(program))
     n_out = len(traced.program.outvars) if keep_value else 0
-    grads = _unflatten_grads(args, argnums, nums, ranges, flat[n_out:])
+    by_leaf = dict(zip(sorted(wrt), flat[n_out:]))
+    grads = _unflatten_grads(args, argnums, nums, ranges, by_leaf)
     if not keep_value:
         return None, None, grads
     aux = pytree.unflatten(aux_tree[0], flat[1:n_out]) if has_aux else None
     return flat[0], aux, grads
 
 
-def _unflatten_grads(args, argnums, nums, ranges, grads):
+def _unflatten_grads(args, argnums, nums, ranges, by_leaf):
     """Gradients in the structure of the differentiated arguments (a tuple for a tuple)."""
-    it = iter(grads)
     per_arg = []
     for a in nums:
         _, tree = pytree.flatten(args[a])
-        per_arg.append(pytree.unflatten(tree, [next(it) for _ in ranges[a]]))
+        per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in ranges[a]]))
     return per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
 
 
@@ -224,12 +227,12 @@ def grad(fn, argnums=0, has_aux=False):
 
 def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
     if primal_tree != tangent_tree:
-        raise TfNumbaError(f"jvp: tangents have structure {tangent_tree}, primals have "
+        raise TfNumbaError(f"tangents have structure {tangent_tree}, primals have "
                            f"{primal_tree}; they must match", op="jvp", source=user_source())
     for i, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
         pa, ta = _aval(p), _aval(_as_array(t))
         if pa.shape != ta.shape or (dtypes.is_inexact(pa.dtype) and pa.dtype != ta.dtype):
-            raise ShapeError(f"jvp: tangent {i} is {ta}, its primal is {pa}; a tangent needs "
+            raise ShapeError(f"tangent {i} is {ta}, its primal is {pa}; a tangent needs "
                              "the primal's shape and dtype", op="jvp", source=user_source())
 
 
@@ -297,13 +300,13 @@ def vjp(fn, *primals, has_aux=False):
     def vjp_fn(ct):
         ct_leaves, ct_tree = pytree.flatten(ct)
         if ct_tree != out_tree:
-            raise TfNumbaError(f"vjp_fn: cotangent structure {ct_tree} does not match the "
+            raise TfNumbaError(f"the cotangent structure {ct_tree} does not match the "
                                f"output structure {out_tree}", op="vjp", source=user_source())
         cts = []
         for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
             c = _as_array(c)
             if _aval(c).shape != aval.shape:
-                raise ShapeError(f"vjp_fn: cotangent {i} has shape {_aval(c).shape}, the "
+                raise ShapeError(f"cotangent {i} has shape {_aval(c).shape}, the "
                                  f"output has {aval.shape}", op="vjp", source=user_source())
             cts.append(c)
         flat = eval_program(transposed, residuals + cts)

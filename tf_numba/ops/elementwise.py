@@ -323,7 +323,9 @@ UNARY_JVP = {
     "cosh": lambda g, ans, x: mul(g, sinh(x)),
     "tanh": lambda g, ans, x: mul(g, sub(1, mul(ans, ans))),
     "asinh": lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))),
-    "acosh": lambda g, ans, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1)))),
+    # 1/(sqrt(z-1) sqrt(z+1)), not 1/sqrt((z-1)(z+1)): the same for real z > 1, and the
+    # right branch for complex z with Re z < 0
+    "acosh": lambda g, ans, x: mul(g, mul(rsqrt(sub(x, 1)), rsqrt(add(x, 1)))),
     "atanh": lambda g, ans, x: div(g, sub(1, mul(x, x))),
     "sqrt": lambda g, ans, x: div(g, mul(ans, 2)),
     "rsqrt": lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)),
