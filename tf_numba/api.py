@@ -277,25 +277,29 @@ def linearize(fn, *primals):
 def vjp(fn, *primals, has_aux=False):
     """Reverse mode: ``vjp(f, x) -> (f(x), vjp_fn)`` with ``vjp_fn(ct) -> (ct_x,)``, as in JAX.
 
-    Integer and bool inputs get zero cotangents of their own dtype.
+    With ``has_aux=True``: ``(f(x)[0], vjp_fn, aux)``. Integer and bool inputs get zero
+    cotangents of their own dtype.
     """
-    aux_box = []
+    trees = {}
 
     def main_fn(*a):
         out, aux = _split_aux(fn(*a), has_aux, "vjp")
-        aux_box.append(aux)
-        return out
+        out_leaves, trees["out"] = pytree.flatten(out)
+        aux_leaves, trees["aux"] = pytree.flatten(aux)
+        return out_leaves + aux_leaves   # aux rides along, never differentiated
 
     traced = TracedFunction(main_fn, primals, {})
     n = len(traced.leaves)
-    k = len(traced.program.outvars)
+    out_tree = trees["out"]
+    k = out_tree.num_leaves
+    n_all = len(traced.program.outvars)
     diff_idx = [i for i in range(n) if dtypes.is_inexact(traced.program.invars[i].aval.dtype)]
-    known, transposed, _ = ad.vjp_parts(traced.program, traced.mask(diff_idx))
+    known, transposed, _ = ad.vjp_parts(traced.program, traced.mask(diff_idx),
+                                        [True] * k + [False] * (n_all - k))
     outs = traced.call(simplify(known))
-    residuals = outs[k:]
+    residuals = outs[n_all:]
     transposed = simplify(transposed)
-    out_avals = traced.program.out_avals
-    out_tree = traced.out_tree
+    out_avals = traced.program.out_avals[:k]
 
     def vjp_fn(ct):
         ct_leaves, ct_tree = pytree.flatten(ct)
@@ -309,15 +313,15 @@ def vjp(fn, *primals, has_aux=False):
                 raise ShapeError(f"cotangent {i} has shape {_aval(c).shape}, the "
                                  f"output has {aval.shape}", op="vjp", source=user_source())
             cts.append(c)
-        flat = eval_program(transposed, residuals + cts)
-        it = iter(flat)
-        grads = [next(it) if i in set(diff_idx) else np.zeros(_aval(x).shape, _aval(x).dtype)
+        it = iter(eval_program(transposed, residuals + cts))
+        differentiated = set(diff_idx)
+        grads = [next(it) if i in differentiated else np.zeros(_aval(x).shape, _aval(x).dtype)
                  for i, x in enumerate(traced.leaves)]
         return pytree.unflatten(traced.in_tree, grads)
 
     out = pytree.unflatten(out_tree, outs[:k])
     if has_aux:
-        return out, vjp_fn, aux_box[0]
+        return out, vjp_fn, pytree.unflatten(trees["aux"], outs[k:n_all])
     return out, vjp_fn
 
 
