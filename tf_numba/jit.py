@@ -27,13 +27,24 @@ class Prepared:
     def as_text(self):
         return self.plan.as_text()
 
+    def compile(self, *args):
+        """Block until this specialization runs compiled (tiered plans compile in the
+        background after their first call; pass the arguments to start it now)."""
+        if args and not self.plan.ready:
+            leaves, _ = pytree.flatten(args)
+            self.plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x
+                           for x in leaves])
+        self.plan.compile()
+        return self
+
 
 class Jitted:
     """The callable ``jit(f)`` returns; ``.lower(*args)`` shows the program and kernels."""
 
-    def __init__(self, fn, static_argnums=(), static_argnames=()):
+    def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.tiered = tiered
         self.static_argnums = _normalize_argnums(static_argnums, None, "static_argnums")
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
@@ -94,7 +105,7 @@ class Jitted:
 
         traced = TracedFunction(lambda a, k: bound(*a, **k), (dyn_args, dyn_kw), {})
         program = simplify(traced.program)
-        return Prepared(Plan(program), traced.out_tree, program)
+        return Prepared(Plan(program, tiered=self.tiered), traced.out_tree, program)
 
     def lower(self, *args, **kwargs):
         """The Prepared specialization for these arguments (``.as_text()`` prints it)."""
@@ -117,11 +128,16 @@ def _has_tracer(args, kwargs):
     return any(type(x) is Tracer for x in leaves)
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=()):
-    """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``."""
+def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None):
+    """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``.
+
+    ``tiered`` (default: on unless ``TF_NUMBA_TIERED=0``): the first calls of a new
+    specialization run on the NumPy interpreter while numba compiles in the background;
+    ``jit(f).lower(*args).compile(*args)`` waits for the compiled kernels.
+    """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
-    return Jitted(fn, static_argnums, static_argnames)
+                                 static_argnames=static_argnames, tiered=tiered)
+    return Jitted(fn, static_argnums, static_argnames, tiered)
 
 

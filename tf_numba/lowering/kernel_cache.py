@@ -107,15 +107,21 @@ class KernelCache:
         if not _has_text(path, text):
             _atomic_write(path, text)
             self.stats["disk_writes"] += 1
-        spec = importlib.util.spec_from_file_location(f"tf_numba_kernel_{key}", path)
+        name = f"tf_numba_kernel_{key}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        # numba pickles the module name into its cache entry and re-imports it on load
+        sys.modules[name] = module
         spec.loader.exec_module(module)
         return Kernel(key, source, numba.njit(**_NJIT_OPTIONS)(getattr(module, fn_name)), path)
 
     def call_first(self, kernel, args):
         """First call of a kernel: if numba cannot read its disk entry, drop it and rebuild."""
         try:
-            return kernel.dispatcher(*args)
+            out = kernel.dispatcher(*args)
+            if _cache_hits(kernel.dispatcher):
+                self.stats["disk_hits"] += 1
+            return out
         except (EOFError, ValueError, OSError, ImportError):
             if kernel.path is None:
                 raise
@@ -193,7 +199,6 @@ class _CompileCounter(numba.core.event.Listener):
         self.local.start = None
         elapsed = time.perf_counter() - started[0]
         if _cache_hits(dispatcher) > started[1]:
-            KERNELS.stats["disk_hits"] += 1
             return
         KERNELS.stats["compiles"] += 1
         if elapsed > SLOW_COMPILE_NOTICE_SECONDS:

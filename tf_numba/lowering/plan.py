@@ -5,8 +5,11 @@ Consecutive equations that can be lowered form one segment, compiled into one nu
 dtypes runs its NumPy impl between segments. In the common case the whole program is one
 kernel and ``run`` is a single call.
 """
-import numpy as np
+import os
+import sys
+import threading
 
+from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
 from ..core.primitive import RULES
 from . import library  # noqa: F401  (registers the lowering rules)
@@ -58,13 +61,27 @@ class InterpretedStep:
         self.eqn = eqn
 
 
-class Plan:
-    """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered."""
+def tiered_default():
+    """Tiered execution unless ``TF_NUMBA_TIERED=0``."""
+    return os.environ.get("TF_NUMBA_TIERED", "1").lower() not in ("0", "false", "off", "no")
 
-    def __init__(self, program, kernel_cache=KERNELS):
+
+class Plan:
+    """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered.
+
+    Tiered: until its kernels are compiled (in a background thread, started by the first
+    run), a plan answers with the NumPy interpreter, so a first call costs milliseconds,
+    not the seconds numba needs to compile in a fresh process. ``compile()`` waits.
+    """
+
+    def __init__(self, program, kernel_cache=KERNELS, tiered=None):
         self.program = program
         self.segments = []
         self._build(program, kernel_cache)
+        self.tiered = tiered_default() if tiered is None else tiered
+        self.ready = False
+        self._compiling = None
+        self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache):
         groups, current = [], []
@@ -102,6 +119,39 @@ class Plan:
                        and list(self.segments[0].program.outvars) == list(program.outvars))
 
     def run(self, args):
+        if self.ready:
+            if self.single:
+                return self.segments[0](list(args))
+            return self._run_segments(args)
+        if not self.tiered:
+            outs = self._run_segments(args)
+            self.ready = True
+            return outs
+        with self._lock:
+            if self._compiling is None:
+                self._compiling = threading.Thread(target=self._compile_in_background,
+                                                   args=(list(args),), daemon=True,
+                                                   name="tf_numba-compile")
+                self._compiling.start()
+        return eval_program(self.program, list(args))
+
+    def _compile_in_background(self, args):
+        try:
+            self._run_segments(args)
+            self.ready = True
+        except Exception as err:  # the interpreter keeps answering correctly
+            print(f"tf_numba: compiling a kernel failed, running interpreted: {err!r}",
+                  file=sys.stderr)
+
+    def compile(self):
+        """Compile now (or wait for the background compile); needs one ``run`` first
+        when tiered, since kernels are typed from real arguments."""
+        thread = self._compiling
+        if thread is not None:
+            thread.join()
+        return self
+
+    def _run_segments(self, args):
         if self.single:
             return self.segments[0](list(args))
         env = dict(zip(self.program.invars, args))
