@@ -1,0 +1,320 @@
+"""The timing harness the issue-4 benchmarks share: interleaved rounds, medians, ratios.
+
+A benchmark script builds ``Case`` objects (one per dtype / size / depth), adds a zero-argument
+callable per tool, and hands them to ``Bench.run``. Every round times each tool once, in a
+rotated order (the tools share whatever noise the machine has that round); a tool's time is
+the median over rounds of its per-call time in that round. JAX's CPU client reads
+``jax_cpu_enable_async_dispatch`` only when it is created, so the synchronous configuration
+is measured in a child process of the same script (``--jax-sync-child``) that times
+tf_numba, the reference and JAX side by side again; its ratios are same-process ratios.
+
+    bench = Bench("small_grad", __doc__, reference="numba")   # parses --quick, --rounds, ...
+    case = bench.case("float32", dtype="float32")
+    case.add("tf_numba", lambda: g(W, x))
+    if case.wants("autograd"):                      # False in the JAX-sync child
+        case.add("autograd", lambda: ag(W, x))
+    bench.run([case], title, targets)
+"""
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TF = "tf_numba"
+JAX_ASYNC = "jax (async)"
+JAX_SYNC = "jax (sync)"
+JAX = "jax"                     # what a script calls JAX; renamed per dispatch configuration
+
+
+def load_average():
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def machine_info():
+    """One dict of what the numbers depend on: CPU, cores, versions, BLAS settings, load."""
+    import numpy as np
+    info = dict(python=platform.python_version(), numpy=np.__version__,
+                cpus=os.cpu_count(), platform=platform.platform())
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f
+                               if line.startswith("model name"))
+    except (OSError, StopIteration):
+        info["cpu"] = platform.processor()
+    for mod in ("numba", "jax", "autograd"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except (ImportError, AttributeError):
+            info[mod] = None
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS"):
+        info[var] = os.environ.get(var)
+    info["loadavg"] = os.getloadavg()
+    return info
+
+
+def have(module):
+    """Is ``module`` importable (jax, autograd)?  Imports it as a side effect."""
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+def setup_jax(sync):
+    """Import jax with float64 enabled and the requested dispatch mode; None if missing."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_cpu_enable_async_dispatch", not sync)
+    return jax
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_ratio(r):
+    return "-" if r is None else f"{r:.2f}x"
+
+
+class Case:
+    """One configuration (dtype, size, ...) and the tools timed on it."""
+
+    def __init__(self, bench, label, params):
+        self.bench, self.label, self.params = bench, label, params
+        self.tools = {}
+        self.notes = []
+        self.results = {}         # tool -> dict(median, q1, q3, rounds, number)
+
+    def wants(self, tool):
+        """Should the script build ``tool`` here (the JAX-sync child builds only a few)."""
+        if tool == JAX and self.bench.jax is None:
+            return False
+        if tool == "autograd" and not have("autograd"):
+            return False
+        return (not self.bench.sync_child) or tool in (TF, JAX, self.bench.reference)
+
+    def add(self, tool, fn):
+        if self.wants(tool):
+            if tool == JAX:
+                tool = JAX_SYNC if self.bench.sync_child else JAX_ASYNC
+            self.tools[tool] = fn
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def time(self, tool):
+        r = self.results.get(tool)
+        return None if r is None else r["median"]
+
+    def ratio(self, tool, to):
+        a, b = self.time(tool), self.time(to)
+        return None if a is None or b is None else a / b
+
+
+def _calibrate(fn, batch_seconds):
+    """Calls per timed batch so that a batch lasts about ``batch_seconds``."""
+    t0 = time.perf_counter()
+    fn()
+    once = time.perf_counter() - t0
+    if once >= batch_seconds:
+        return 1
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= batch_seconds / 4 or number >= 1 << 20:
+            break
+        number *= 4
+    return max(1, int(number * batch_seconds / max(elapsed, 1e-9)))
+
+
+def measure(tools, rounds, batch_seconds, warmup=3):
+    """{tool: stats}: per-call medians over ``rounds`` interleaved rounds."""
+    names = list(tools)
+    for name in names:
+        for _ in range(warmup):
+            tools[name]()
+    numbers = {name: _calibrate(tools[name], batch_seconds) for name in names}
+    samples = {name: [] for name in names}
+    gc.collect()
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            fn, number = tools[name], numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / number)
+    out = {}
+    for name in names:
+        s = sorted(samples[name])
+        q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0], s[0], s[0]]
+        out[name] = dict(median=statistics.median(s), q1=q[0], q3=q[2], min=s[0],
+                         rounds=len(s), number=numbers[name])
+    return out
+
+
+class Bench:
+    """Command line, cases, measurement, JAX-sync child, table printing and JSON output."""
+
+    def __init__(self, name, doc, reference, extra_args=None, default_rounds=21,
+                 quick_rounds=9, batch_seconds=0.02):
+        self.name = name
+        self.reference = reference
+        parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+        parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer rounds")
+        parser.add_argument("--rounds", type=int, default=None)
+        parser.add_argument("--json", default=None, help="also write the results here")
+        parser.add_argument("--no-jax-sync", action="store_true",
+                            help="skip the child process that times JAX with sync dispatch")
+        parser.add_argument("--jax-sync-child", action="store_true", help=argparse.SUPPRESS)
+        for args, kwargs in (extra_args or ()):
+            parser.add_argument(*args, **kwargs)
+        self.args = parser.parse_args()
+        self.sync_child = self.args.jax_sync_child
+        self.rounds = self.args.rounds or (quick_rounds if self.args.quick else default_rounds)
+        self.batch_seconds = batch_seconds / (2 if self.args.quick else 1)
+        self.jax = setup_jax(sync=self.sync_child)
+
+    @property
+    def quick(self):
+        return self.args.quick
+
+    def case(self, label, **params):
+        return Case(self, label, params)
+
+    def run(self, cases, title, targets):
+        """Measure every case, add the JAX-sync child's numbers, print, write JSON.
+
+        ``targets(case) -> list of (text, met or None)`` states each target on a case.
+        """
+        reference = self.reference
+        if not self.sync_child:
+            print(f"== {self.name}: {title}")
+            print(f"   {load_average()} | {self.rounds} rounds, tools interleaved, medians; "
+                  f"ratios are time / time (above 1: slower than tf_numba / {reference})")
+        for case in cases:
+            case.load_before = os.getloadavg()
+            case.results = measure(case.tools, self.rounds, self.batch_seconds)
+            case.load_after = os.getloadavg()
+        if self.sync_child:
+            self._write_json(cases, [])
+            return cases
+        self._merge_sync_child(cases)
+        summary = []
+        for case in cases:
+            self._print_case(case, reference)
+            for text, met in targets(case):
+                status = {True: "MET", False: "NOT MET", None: "n/a"}[met]
+                print(f"   target: {text} -> {status}")
+                summary.append(dict(case=case.label, target=text, met=met))
+        print(f"   {load_average()}")
+        self._write_json(cases, summary)
+        return cases
+
+    def _merge_sync_child(self, cases):
+        if self.jax is None or self.args.no_jax_sync:
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "sync.json")
+            argv = [sys.executable, sys.argv[0], *sys.argv[1:], "--jax-sync-child", "--json",
+                    out]
+            proc = subprocess.run(argv, capture_output=True, text=True)
+            if proc.returncode != 0:
+                print("   (JAX sync-dispatch child failed:\n" + proc.stderr[-2000:] + ")")
+                return
+            with open(out) as f:
+                child = {c["label"]: c for c in json.load(f)["cases"]}
+        for case in cases:
+            c = child.get(case.label)
+            if c is None or JAX_SYNC not in c["results"]:
+                continue
+            res = c["results"]
+            tf_child = res[TF]["median"]
+            sync = dict(res[JAX_SYNC])
+            # same-process ratios from the child, carried over onto this process's scale
+            sync["vs_tf_same_process"] = sync["median"] / tf_child
+            if self.reference in res:
+                sync["vs_ref_same_process"] = sync["median"] / res[self.reference]["median"]
+            sync["child_tf_median"] = tf_child
+            case.results[JAX_SYNC] = sync
+
+    def ratio_to_tf(self, case, tool):
+        r = case.results.get(tool)
+        if r is None:
+            return None
+        if "vs_tf_same_process" in r:
+            return r["vs_tf_same_process"]
+        return case.ratio(tool, TF)
+
+    def ratio_to_ref(self, case, tool):
+        r = case.results.get(tool)
+        if r is None or self.reference is None:
+            return None
+        if "vs_ref_same_process" in r:
+            return r["vs_ref_same_process"]
+        return case.ratio(tool, self.reference)
+
+    def _print_case(self, case, reference):
+        print(f"\n-- {case.label}   (load {case.load_before[0]:.2f} -> {case.load_after[0]:.2f})")
+        print(f"   {'tool':<22}{'median':>11}{'IQR':>21}{'calls':>7}"
+              f"{'/ tf_numba':>12}{'/ ' + reference:>14}")
+        for tool, r in case.results.items():
+            iqr = f"{fmt_time(r['q1'])}..{fmt_time(r['q3'])}"
+            mark = " *" if tool == JAX_SYNC else ""
+            print(f"   {tool + mark:<22}{fmt_time(r['median']):>11}{iqr:>21}{r['number']:>7}"
+                  f"{fmt_ratio(self.ratio_to_tf(case, tool)):>12}"
+                  f"{fmt_ratio(self.ratio_to_ref(case, tool)):>14}")
+        if JAX_SYNC in case.results:
+            print(f"   * measured in a child process with jax_cpu_enable_async_dispatch=False; "
+                  f"its ratios are against tf_numba / {reference} timed in that child "
+                  f"(tf_numba there: {fmt_time(case.results[JAX_SYNC]['child_tf_median'])})")
+        for text in case.notes:
+            print(f"   note: {text}")
+
+    def jax_best(self, case):
+        """The faster JAX configuration's ratio to tf_numba (JAX time / tf_numba time)."""
+        ratios = [self.ratio_to_tf(case, t) for t in (JAX_SYNC, JAX_ASYNC)]
+        ratios = [r for r in ratios if r is not None]
+        return min(ratios) if ratios else None
+
+    def _write_json(self, cases, summary):
+        if not self.args.json:
+            return
+        data = dict(name=self.name, quick=self.quick, rounds=self.rounds,
+                    machine=machine_info(), reference=self.reference, summary=summary,
+                    cases=[dict(label=c.label, params=c.params, notes=c.notes,
+                                results=c.results,
+                                ratios_to_tf={t: self.ratio_to_tf(c, t) for t in c.results},
+                                ratios_to_ref={t: self.ratio_to_ref(c, t) for t in c.results})
+                           for c in cases])
+        with open(self.args.json, "w") as f:
+            json.dump(data, f, indent=1, default=str)
+
+
+def assert_close(name, got, want, rtol, atol=0.0):
+    """Check one tool's result against NumPy's before it is timed; say which tool failed."""
+    import numpy as np
+    try:
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64),
+                                   np.asarray(want, dtype=np.float64), rtol=rtol, atol=atol)
+    except AssertionError as exc:
+        raise AssertionError(f"{name} disagrees with NumPy:\n{exc}") from None
