@@ -119,16 +119,16 @@ class KernelCache:
         """First call of a kernel: if numba cannot read its disk entry, drop it and rebuild."""
         try:
             out = kernel.dispatcher(*args)
-            if _cache_hits(kernel.dispatcher):
-                self.stats["disk_hits"] += 1
-            return out
-        except (EOFError, ValueError, OSError, ImportError):
-            if kernel.path is None:
+        except Exception as err:
+            if kernel.path is None or not _raised_by_numba_cache(err):
                 raise
             _drop_numba_cache(kernel.path)
             self.stats["disk_repairs"] += 1
             kernel.dispatcher = numba.njit(**_NJIT_OPTIONS)(kernel.dispatcher.py_func)
             return kernel.dispatcher(*args)
+        if _cache_hits(kernel.dispatcher):
+            self.stats["disk_hits"] += 1
+        return out
 
     def info(self):
         with self._lock:
@@ -163,6 +163,16 @@ def _atomic_write(path, text):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _raised_by_numba_cache(err):
+    """Did loading numba's own cache entry fail (corrupt, truncated, foreign file)?"""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(os.path.join("numba", "core", "caching.py")):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _drop_numba_cache(path):

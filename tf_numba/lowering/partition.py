@@ -49,7 +49,8 @@ def _fits(region, eqn):
         # a broadcast reads its operand through an index map, so the operand must be a
         # materialized array or a scalar, never a loop value of this region
         v = eqn.invars[0]
-        return not (type(v) is Var and v in region.defined and v.aval.shape)
+        return not (type(v) is Var and (v in region.reduced
+                                         or (v in region.defined and v.aval.shape)))
     for v in eqn.invars:
         if type(v) is Var and v in region.reduced:
             return False

@@ -92,7 +92,8 @@ TEMPLATES = {
     "stop_gradient": lambda a, i, o: a[0],
     "add": _infix("+"), "sub": _infix("-"), "mul": _infix("*"), "div": _infix("/"),
     "floor_div": _call("np.floor_divide"), "rem": _call("np.remainder"),
-    "pow": _call("np.power"), "max": _call("np.maximum"), "min": _call("np.minimum"),
+    "pow": lambda a, i, o: (typed(f"({a[0]} * {a[0]})", o) if a[1] == literal(2, i)
+                            else typed(f"np.power({a[0]}, {a[1]})", o)), "max": _call("np.maximum"), "min": _call("np.minimum"),
     "atan2": _call("np.arctan2"), "hypot": _call("np.hypot"),
     "fmod": _call("np.fmod"), "copysign": _call("np.copysign"),
     "nextafter": _call("np.nextafter"), "signbit": lambda a, i, o: f"np.signbit({a[0]})",

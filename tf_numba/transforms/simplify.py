@@ -31,9 +31,20 @@ def _identity_if_one(one_at):
     return rewrite
 
 
+def _select_known(eqn, ins, known_fill):
+    """``select(True, a, b) -> a`` when the predicate is a literal and a has the result type."""
+    pred = ins[0]
+    if type(pred) is not Literal:
+        return None
+    chosen = ins[1] if bool(pred.value) else ins[2]
+    return chosen if chosen.aval is eqn.outvars[0].aval else None
+
+
 REWRITES = {
     "mul": _identity_if_one((0, 1)),
     "div": _identity_if_one((1,)),
+    "pow": _identity_if_one((1,)),      # pow(x, 1) == x for every x, NaN included
+    "select": _select_known,
 }
 
 

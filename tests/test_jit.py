@@ -1,0 +1,215 @@
+"""jit: compiled results equal the NumPy interpreter's, kernels are reused across lengths,
+the disk cache survives damage and concurrent writers, and jit composes with AD."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.lowering.kernel_cache import KERNELS
+
+# numba's libm and NumPy's SIMD loops may round transcendental functions differently
+ULPS = 8
+
+
+def assert_ulp_close(actual, expected, ulps=ULPS):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    if actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    scale = np.finfo(actual.real.dtype).eps * ulps
+    np.testing.assert_allclose(actual, expected, rtol=scale, atol=scale, equal_nan=True)
+
+
+def compiled(fn, **kw):
+    return tf.jit(fn, tiered=False, **kw)
+
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(0.2, 0.9, (3, 4))
+Y = RNG.uniform(0.2, 0.9, (3, 4))
+
+# One kernel for many functions: compile time, not the number of functions, is the cost.
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+         "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arctanh",
+         "sqrt", "cbrt", "abs", "sign", "floor", "ceil", "rint", "square", "reciprocal",
+         "negative", "deg2rad", "rad2deg", "isfinite", "isnan", "signbit", "trunc"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod",
+          "power", "maximum", "minimum", "arctan2", "hypot", "copysign", "logaddexp",
+          "greater", "less_equal", "equal", "fmax", "fmin", "nextafter", "heaviside"]
+
+
+def many(x, y):
+    return ([getattr(tnp, n)(x) for n in UNARY] + [getattr(tnp, n)(x, y) for n in BINARY]
+            + [tnp.where(x > y, x, y), tnp.clip(x, 0.3, 0.6), tnp.arccosh(x + 1.0)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_functions_jitted_equal_interpreted(dtype):
+    x, y = X.astype(dtype), Y.astype(dtype)
+    got, want = compiled(many)(x, y), many(x, y)
+    for name, a, b in zip(UNARY + BINARY + ["where", "clip", "arccosh"], got, want):
+        assert_ulp_close(a, b), name
+
+
+def reductions_and_layout(x):
+    return [tnp.sum(x), tnp.sum(x, axis=0), tnp.mean(x, axis=1), tnp.max(x, axis=1),
+            tnp.min(x), tnp.prod(x, axis=0), tnp.var(x), tnp.std(x, axis=0),
+            tnp.argmax(x, axis=1), tnp.argmin(x, axis=0), tnp.cumsum(x, axis=1),
+            tnp.cumprod(x, axis=0), tnp.all(x > 0.1), tnp.any(x > 0.85, axis=0),
+            x.T, tnp.reshape(x, (4, 3)), x[::-1, 1:3], x[:, ::2], tnp.flip(x, 1),
+            tnp.concatenate([x, x], axis=0), tnp.stack([x, x]), tnp.pad(x, 1),
+            tnp.tile(x, (2, 1)), tnp.roll(x, 1, axis=1), tnp.tril(x), tnp.sort(x, axis=1),
+            tnp.argsort(x, axis=0), x[np.array([2, 0])], x[1], x[None, :, 1],
+            tnp.take_along_axis(x, np.array([[0], [1], [2]]), 1), tnp.arange(5) * 2,
+            tnp.eye(3), tnp.linspace(0.0, 1.0, 4), x @ x.T, tnp.outer(x[0], x[1]),
+            tnp.tensordot(x, x, axes=([1], [1])), tnp.trace(x @ x.T), tnp.diagonal(x),
+            tnp.at(x)[0, 1].set(5.0), tnp.at(x)[np.array([0, 0])].add(1.0)]
+
+
+def test_reductions_layout_indexing_jitted_equal_interpreted():
+    got, want = compiled(reductions_and_layout)(X), reductions_and_layout(X)
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_ulp_close(a, b), k
+
+
+def test_grad_jitted_equals_interpreted_and_composes_both_ways():
+    def loss(w, x):
+        return tnp.sum(tnp.tanh(x @ w) ** 2) + tnp.mean(tnp.exp(-w))
+    w, x = RNG.normal(size=(4, 2)), RNG.normal(size=(3, 4))
+    want = tf.grad(loss)(w, x)
+    assert_ulp_close(compiled(tf.grad(loss))(w, x), want, ulps=64)
+    assert_ulp_close(tf.grad(compiled(loss))(w, x), want, ulps=64)
+    hvp = compiled(lambda w, v: tf.jvp(tf.grad(loss), (w, x), (v, np.zeros_like(x)))[1])
+    v = RNG.normal(size=w.shape)
+    assert_ulp_close(hvp(w, v), tf.jvp(tf.grad(loss), (w, x), (v, np.zeros_like(x)))[1],
+                     ulps=256)
+
+
+def test_new_length_reuses_the_kernel_without_compiling():
+    f = compiled(lambda x: tnp.sum(tnp.exp(tnp.sin(x) * x + tnp.cos(x) ** 2)))
+    f(np.linspace(0, 1, 5))
+    before = tf.cache_info()
+    for n in (7, 100, 1001):
+        x = np.linspace(0, 1, n)
+        assert_ulp_close(f(x), np.sum(np.exp(np.sin(x) * x + np.cos(x) ** 2)), ulps=64)
+    after = tf.cache_info()
+    assert after["compiles"] == before["compiles"]
+    assert after["misses"] == before["misses"]
+    assert after["hits"] == before["hits"] + 3
+
+
+def test_matmul_of_new_shapes_reuses_the_kernel():
+    f = compiled(lambda a, b: a @ b)
+    f(np.ones((2, 3)), np.ones((3, 4)))
+    before = tf.cache_info()["compiles"]
+    a, b = RNG.normal(size=(5, 7)), RNG.normal(size=(7, 6))
+    np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-13)
+    assert tf.cache_info()["compiles"] == before
+
+
+def test_static_argnums_pytrees_and_kwargs():
+    @tf.jit(static_argnums=1, tiered=False)
+    def f(params, power, *, scale):
+        return {"y": tnp.sum(params["w"] ** power) * scale, "z": (params["b"], None)}
+    p = {"w": np.arange(3.0), "b": np.ones(2)}
+    out = f(p, 3, scale=2.0)
+    assert out["y"] == 2.0 * np.sum(np.arange(3.0) ** 3)
+    np.testing.assert_array_equal(out["z"][0], np.ones(2))
+    assert out["z"][1] is None
+    assert f(p, 2, scale=1.0)["y"] == 5.0
+
+
+def test_jit_inside_a_trace_is_inlined():
+    inner = tf.jit(lambda x: tnp.sin(x) * 2)
+    program = tf.make_program(lambda x: inner(x) + 1)(np.ones(3))
+    assert [e.prim.name for e in program.eqns] == ["sin", "mul", "add"]
+
+
+def test_lower_shows_program_and_generated_source():
+    text = compiled(lambda x: tnp.sum(tnp.exp(x))).lower(np.ones(4)).as_text()
+    assert "exp" in text and "def kernel(" in text and "for i0 in range(" in text
+
+
+def test_tiered_first_call_is_interpreted_then_compiled():
+    f = tf.jit(lambda x: tnp.cumsum(tnp.tanh(x)) * 3, tiered=True)
+    x = np.linspace(-1, 1, 9)
+    first = f(x)
+    assert_ulp_close(first, np.cumsum(np.tanh(x)) * 3)
+    prepared = f.lower(x).compile()
+    assert prepared.plan.ready
+    assert_ulp_close(f(x), first)
+
+
+def test_unlowerable_operands_run_as_numpy_steps():
+    f = compiled(lambda z: tnp.sort(z) * 2)
+    z = np.array([3 + 1j, 1 - 1j, 2 + 0j])
+    np.testing.assert_array_equal(f(z), np.sort(z) * 2)
+    assert "NumPy step for sort" in f.lower(z).as_text()
+
+
+def test_outputs_that_are_inputs_are_not_copied():
+    x = np.ones(3)
+    y, z = compiled(lambda a: (a, a * 2))(x)
+    assert y is x
+
+
+def _run(code, env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+CHILD = """
+    import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+    f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * {k}), tiered=False)
+    assert abs(f(np.arange(4.0)) - {k} * np.sin(np.arange(4.0)).sum()) < 1e-12
+    print(tf.cache_info()["compiles"], tf.cache_info()["disk_hits"])
+"""
+
+
+def _env(cache_dir):
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(cache_dir))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(tf.__file__)),
+                                         env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_disk_cache_serves_a_fresh_process_and_rebuilds_corrupt_entries(tmp_path):
+    env = _env(tmp_path)
+    first = _run(CHILD.format(k=3), env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["1", "0"]
+    warm = _run(CHILD.format(k=3), env)
+    assert warm.returncode == 0 and warm.stdout.split() == ["0", "1"], warm.stderr
+    kernels = list(tmp_path.rglob("k_*.py"))
+    numba_files = list(tmp_path.rglob("k_*.nb*"))
+    assert kernels and numba_files
+    for path in kernels:                       # truncated source: rewritten
+        path.write_text(path.read_text()[:40])
+    for path in numba_files:                   # garbage machine-code cache: dropped
+        path.write_bytes(b"\x00garbage")
+    damaged = _run(CHILD.format(k=3), env)
+    assert damaged.returncode == 0, damaged.stderr
+
+
+def test_two_processes_writing_the_same_entry_both_succeed(tmp_path):
+    env = _env(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD.format(k=5))],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+
+
+def test_cache_info_reports_entries_and_bytes():
+    info = tf.cache_info()
+    for key in ("entries", "hits", "misses", "compiles", "disk_hits", "bytes"):
+        assert key in info
+    assert info["entries"] == len(KERNELS._entries)
