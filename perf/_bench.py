@@ -30,6 +30,7 @@ TF = "tf_numba"
 JAX_ASYNC = "jax (async)"
 JAX_SYNC = "jax (sync)"
 JAX = "jax"                     # what a script calls JAX; renamed per dispatch configuration
+INFO = "info"                   # a targets() line that informs and is not a target
 
 
 def load_average():
@@ -99,6 +100,7 @@ class Case:
         self.bench, self.label, self.params = bench, label, params
         self.tools = {}
         self.notes = []
+        self.rounds = None        # overrides the bench's rounds (slow, large cases)
         self.results = {}         # tool -> dict(median, q1, q3, rounds, number)
 
     def wants(self, tool):
@@ -150,8 +152,11 @@ def measure(tools, rounds, batch_seconds, warmup=3):
     """{tool: stats}: per-call medians over ``rounds`` interleaved rounds."""
     names = list(tools)
     for name in names:
+        t0 = time.perf_counter()
         for _ in range(warmup):
             tools[name]()
+            if time.perf_counter() - t0 > 0.3:
+                break
     numbers = {name: _calibrate(tools[name], batch_seconds) for name in names}
     samples = {name: [] for name in names}
     gc.collect()
@@ -204,16 +209,18 @@ class Bench:
     def run(self, cases, title, targets):
         """Measure every case, add the JAX-sync child's numbers, print, write JSON.
 
-        ``targets(case) -> list of (text, met or None)`` states each target on a case.
+        ``targets(case) -> list of (text, met)`` states each target on a case: met is True,
+        False, None (a tool is missing) or ``INFO`` (a line to print, not a target).
         """
         reference = self.reference
         if not self.sync_child:
             print(f"== {self.name}: {title}")
-            print(f"   {load_average()} | {self.rounds} rounds, tools interleaved, medians; "
+            print(f"   {load_average()} | {self.rounds} rounds (unless a case says otherwise), "
+                  "tools interleaved, medians; "
                   f"ratios are time / time (above 1: slower than tf_numba / {reference})")
         for case in cases:
             case.load_before = os.getloadavg()
-            case.results = measure(case.tools, self.rounds, self.batch_seconds)
+            case.results = measure(case.tools, case.rounds or self.rounds, self.batch_seconds)
             case.load_after = os.getloadavg()
         if self.sync_child:
             self._write_json(cases, [])
@@ -223,6 +230,9 @@ class Bench:
         for case in cases:
             self._print_case(case, reference)
             for text, met in targets(case):
+                if met == INFO:
+                    print(f"   info: {text}")
+                    continue
                 status = {True: "MET", False: "NOT MET", None: "n/a"}[met]
                 print(f"   target: {text} -> {status}")
                 summary.append(dict(case=case.label, target=text, met=met))
@@ -274,7 +284,9 @@ class Bench:
         return case.ratio(tool, self.reference)
 
     def _print_case(self, case, reference):
-        print(f"\n-- {case.label}   (load {case.load_before[0]:.2f} -> {case.load_after[0]:.2f})")
+        rounds = f", {case.rounds} rounds" if case.rounds else ""
+        print(f"\n-- {case.label}   (load {case.load_before[0]:.2f} -> {case.load_after[0]:.2f}"
+              f"{rounds})")
         print(f"   {'tool':<22}{'median':>11}{'IQR':>21}{'calls':>7}"
               f"{'/ tf_numba':>12}{'/ ' + reference:>14}")
         for tool, r in case.results.items():
@@ -308,6 +320,33 @@ class Bench:
                            for c in cases])
         with open(self.args.json, "w") as f:
             json.dump(data, f, indent=1, default=str)
+
+
+def tf_compiled(jitted, *args):
+    """Call a tf_numba jitted function and wait until it runs compiled code.
+
+    jit is tiered: the first calls of a new specialization are answered by the NumPy
+    interpreter while numba compiles in a background thread. Timing must start after that
+    (and correctness is checked on the compiled result). Returns (first call seconds, seconds
+    until compiled, kernel-cache counters that changed).
+    """
+    from tf_numba import cache_info
+    before = cache_info()
+    t0 = time.perf_counter()
+    jitted(*args)
+    first = time.perf_counter() - t0
+    jitted.lower(*args).compile(*args)
+    ready = time.perf_counter() - t0
+    after = cache_info()
+    changed = {k: after[k] - before[k] for k in ("compiles", "disk_hits", "disk_writes")
+               if isinstance(after.get(k), int) and after[k] != before[k]}
+    return first, ready, changed
+
+
+def first_call_note(first, ready, changed):
+    what = ", ".join(f"{k} +{v}" for k, v in changed.items()) or "in-memory kernel cache hit"
+    return (f"tf_numba first call {fmt_time(first)} (interpreted while compiling), "
+            f"compiled after {fmt_time(ready)} ({what})")
 
 
 def assert_close(name, got, want, rtol, atol=0.0):

@@ -57,6 +57,7 @@ def build_case(bench, dtype):
     tol = TOLERANCE[dtype]
 
     g = tf.jit(tf.grad(f))
+    case.note(_bench.first_call_note(*_bench.tf_compiled(g, W, x)))
     got = g(W, x)
     assert got.dtype == dtype, f"tf_numba returned {got.dtype} for {np.dtype(dtype).name}"
     _bench.assert_close("tf_numba", got, want, tol)
