@@ -1,0 +1,69 @@
+"""``tf_numba.numpy``: the NumPy-compatible namespace (``import tf_numba.numpy as tnp``).
+
+Every function emits tf_numba primitives. Called on NumPy arrays outside any trace it
+computes eagerly and returns NumPy arrays and scalars as NumPy does; called on traced values
+it stages primitives into the program. NumPy 2 semantics throughout: Python scalars are weak
+(``float32_array * 2.0`` stays float32), int / int is float64, ``sum`` of int32 is int64.
+
+>>> import numpy as np, tf_numba.numpy as tnp
+>>> tnp.sum(tnp.sin(np.arange(3, dtype=np.float32)) * 2.0).dtype
+dtype('float32')
+
+Functional updates replace in-place assignment: ``x.at[idx].set(v)`` on traced values and
+``tnp.at(x)[idx].set(v)`` on any array (NumPy arrays are never modified).
+
+| module | contents |
+| --- | --- |
+| math | ufuncs and elementwise composites, where, clip, isclose |
+| reductions | sum, mean, var, argmax, cumsum, nan-functions, median, quantile |
+| creation | zeros, full, arange, linspace, eye, array, meshgrid |
+| manipulation | reshape, transpose, concatenate, split, tile, pad, diagonal, tril |
+| products | dot, matmul, tensordot, inner, outer, kron, cross, trace |
+| indexing | ``x[idx]``, ``.at``, take, take_along_axis, nonzero, select |
+| sorting | sort, argsort, searchsorted, unique, isin, bincount |
+"""
+import math as _math
+
+import numpy as _np
+
+from . import _methods
+from .creation import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .manipulation import *  # noqa: F401,F403
+from .math import *  # noqa: F401,F403
+from .products import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from . import creation, indexing, manipulation, math, products, reductions, sorting
+from ._promote import result_type
+
+_methods.install()
+
+# dtypes: NumPy's scalar types, so ``x.astype(tnp.float32)`` and ``tnp.float32(1)`` work.
+bool_ = _np.bool_
+bool = _np.bool_  # noqa: A001 - NumPy 2's name
+int32 = _np.int32
+int64 = _np.int64
+float32 = _np.float32
+float64 = _np.float64
+complex64 = _np.complex64
+complex128 = _np.complex128
+int_ = _np.int64
+float_ = _np.float64
+complex_ = _np.complex128
+dtype = _np.dtype
+iinfo = _np.iinfo
+finfo = _np.finfo
+issubdtype = _np.issubdtype
+promote_types = _np.promote_types
+can_cast = _np.can_cast
+number, integer, floating, inexact, complexfloating, signedinteger, generic = (
+    _np.number, _np.integer, _np.floating, _np.inexact, _np.complexfloating,
+    _np.signedinteger, _np.generic)
+
+pi = _math.pi
+e = _math.e
+euler_gamma = _np.euler_gamma
+inf = _math.inf
+nan = _math.nan
+newaxis = None

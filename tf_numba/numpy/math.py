@@ -1,0 +1,645 @@
+"""Elementwise NumPy functions: the ufuncs and their composites, in NumPy's loop dtypes.
+
+Each ufunc asks NumPy which loop it would run (``_promote.ufunc_loop``), casts and broadcasts
+its operands to it, and then emits one primitive or a short exact composite of primitives.
+
+>>> import tf_numba.numpy as tnp
+>>> tnp.add(np.float32([1, 2]), 0.5)        # Python scalars are weak
+array([1.5, 2.5], dtype=float32)
+"""
+import math as _math
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.linear import aval_of
+from ..ops import elementwise as ew
+from ..ops import layout
+from . import _promote as P
+
+__all__ = []
+
+
+def _dt(x):
+    return aval_of(x).dtype
+
+
+def _shape(x):
+    return aval_of(x).shape
+
+
+def _full_like(x, value, dt):
+    return layout.full(_shape(x), value, dt)
+
+
+def _public(fn, name=None):
+    """Export ``fn`` under ``name`` in this module and in ``__all__``."""
+    name = name or fn.__name__
+    globals()[name] = fn
+    __all__.append(name)
+    return fn
+
+
+def _ufunc(ufunc, compute, doc, name=None):
+    """A tnp function for the NumPy ufunc ``ufunc`` computing ``compute`` on cast operands."""
+    name = name or ufunc.__name__
+    if ufunc.nin == 1:
+        def fn(x, /, out=None, *, dtype=None, where=True):
+            P.check_unsupported(name, out=(out, None), where=(where, True))
+            return P.apply_ufunc(ufunc, name, compute, (x,), dtype)
+    else:
+        def fn(x1, x2, /, out=None, *, dtype=None, where=True):
+            P.check_unsupported(name, out=(out, None), where=(where, True))
+            return P.apply_ufunc(ufunc, name, compute, (x1, x2), dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    fn.__doc__ = (f"{doc}\n\nAs ``numpy.{ufunc.__name__}``: NumPy's loop dtypes, NumPy "
+                  f"broadcasting, Python scalars weak.\n\n>>> tnp.{name}"
+                  + ("(x)" if ufunc.nin == 1 else "(x, y)"))
+    return _public(fn)
+
+
+def _identity(x):
+    return x
+
+
+# ---------------------------------------------------------------- arithmetic
+
+def _add(x, y):
+    return ew.or_(x, y) if dtypes.is_bool(_dt(x)) else ew.add(x, y)
+
+
+def _multiply(x, y):
+    return ew.and_(x, y) if dtypes.is_bool(_dt(x)) else ew.mul(x, y)
+
+
+def _reciprocal(x):
+    if dtypes.is_inexact(_dt(x)):
+        return ew.div(1, x)
+    # C integer division 1/x: 0 unless |x| == 1; NumPy leaves INT_MIN at 0.
+    lowest = np.iinfo(_dt(x)).min
+    return ew.select(ew.eq(x, 1), 1, ew.select(ew.eq(x, -1), -1, ew.select(
+        ew.eq(x, 0), lowest, _full_like(x, 0, _dt(x)))))
+
+
+def _square(x):
+    return _multiply(x, x)
+
+
+_ufunc(np.add, _add, "Sum of ``x1`` and ``x2`` (logical or on bools).")
+_ufunc(np.subtract, ew.sub, "Difference ``x1 - x2``.")
+_ufunc(np.multiply, _multiply, "Product ``x1 * x2`` (logical and on bools).")
+_ufunc(np.divide, ew.div, "True division; int / int gives float64.")
+_ufunc(np.divide, ew.div, "True division; int / int gives float64.", name="true_divide")
+_ufunc(np.floor_divide, ew.floor_div, "Floor division ``x1 // x2``.")
+_ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).")
+_ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).",
+       name="mod")
+_ufunc(np.fmod, ew.fmod, "C's fmod: remainder with the sign of the dividend.")
+_ufunc(np.power, ew.pow, "``x1 ** x2``.")
+_ufunc(np.float_power, ew.pow, "``x1 ** x2`` computed in float64 (or complex128).")
+_ufunc(np.negative, ew.neg, "``-x``.")
+_ufunc(np.positive, _identity, "``+x``.")
+_ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
+       "Absolute value (the modulus of complex numbers).")
+_ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
+       "Absolute value (the modulus of complex numbers).", name="abs")
+_ufunc(np.fabs, ew.abs, "Absolute value of real numbers, as a float.")
+_ufunc(np.sign, ew.sign, "Sign: -1, 0 or 1 (``z / |z|`` for complex, as NumPy 2).")
+_ufunc(np.square, _square, "``x * x``.")
+_ufunc(np.reciprocal, _reciprocal, "``1 / x`` (integer division for integers, as NumPy).")
+
+
+def divmod(x1, x2, /):   # noqa: A001 - NumPy's name
+    """``(x1 // x2, x1 % x2)``, as ``numpy.divmod``.
+
+    >>> tnp.divmod(np.array([7, -7]), 2)
+    (array([ 3, -4]), array([1, 1]))
+    """
+    return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821 - defined by _ufunc
+
+
+_public(divmod)
+
+# ---------------------------------------------------------------- exponentials and logs
+
+for _uf, _prim, _doc in (
+        (np.exp, ew.exp, "``e ** x``."), (np.exp2, ew.exp2, "``2 ** x``."),
+        (np.expm1, ew.expm1, "``exp(x) - 1``, accurate near 0."),
+        (np.log, ew.log, "Natural logarithm."), (np.log2, ew.log2, "Base-2 logarithm."),
+        (np.log10, ew.log10, "Base-10 logarithm."),
+        (np.log1p, ew.log1p, "``log(1 + x)``, accurate near 0."),
+        (np.sqrt, ew.sqrt, "Square root."), (np.cbrt, ew.cbrt, "Real cube root."),
+        (np.sin, ew.sin, "Sine."), (np.cos, ew.cos, "Cosine."), (np.tan, ew.tan, "Tangent."),
+        (np.arcsin, ew.asin, "Inverse sine."), (np.arccos, ew.acos, "Inverse cosine."),
+        (np.arctan, ew.atan, "Inverse tangent."), (np.sinh, ew.sinh, "Hyperbolic sine."),
+        (np.cosh, ew.cosh, "Hyperbolic cosine."), (np.tanh, ew.tanh, "Hyperbolic tangent."),
+        (np.arcsinh, ew.asinh, "Inverse hyperbolic sine."),
+        (np.arccosh, ew.acosh, "Inverse hyperbolic cosine."),
+        (np.arctanh, ew.atanh, "Inverse hyperbolic tangent.")):
+    _ufunc(_uf, _prim, _doc)
+
+_ufunc(np.arctan2, ew.atan2, "Angle of the point ``(x2, x1)``, quadrant-aware.")
+_ufunc(np.hypot, ew.hypot, "``sqrt(x1**2 + x2**2)`` without overflow.")
+
+
+def _deg2rad(x):
+    # NumPy's loop multiplies by pi/180 computed in the operand's own precision
+    t = _dt(x).type
+    return ew.mul(x, np.asarray(t(np.pi) / t(180), _dt(x)))
+
+
+def _rad2deg(x):
+    t = _dt(x).type
+    return ew.mul(x, np.asarray(t(180) / t(np.pi), _dt(x)))
+
+
+_ufunc(np.deg2rad, _deg2rad, "Degrees to radians.")
+_ufunc(np.radians, _deg2rad, "Degrees to radians.")
+_ufunc(np.rad2deg, _rad2deg, "Radians to degrees.")
+_ufunc(np.degrees, _rad2deg, "Radians to degrees.")
+
+
+def _logaddexp(x, y):
+    # npy_logaddexp: equal inputs (both infinite included) give x + log 2.
+    d = ew.sub(x, y)
+    pos = ew.gt(d, 0)
+    big = ew.select(pos, x, y)
+    tail = ew.log1p(ew.exp(ew.select(pos, ew.neg(d), d)))
+    return ew.select(ew.eq(x, y), ew.add(x, _math.log(2)), ew.add(big, tail))
+
+
+def _logaddexp2(x, y):
+    # npy_logaddexp2 with npy_log2_1p(t) = log1p(t) / ln 2.
+    d = ew.sub(x, y)
+    pos = ew.gt(d, 0)
+    big = ew.select(pos, x, y)
+    tail = ew.mul(ew.log1p(ew.exp2(ew.select(pos, ew.neg(d), d))), 1 / _math.log(2))
+    return ew.select(ew.eq(x, y), ew.add(x, 1), ew.add(big, tail))
+
+
+_ufunc(np.logaddexp, _logaddexp, "``log(exp(x1) + exp(x2))`` without overflow.")
+_ufunc(np.logaddexp2, _logaddexp2, "``log2(2**x1 + 2**x2)`` without overflow.")
+
+
+def _ldexp(x, n):
+    return ew.mul(x, ew.exp2(ew.convert_element_type(n, _dt(x))))
+
+
+def ldexp(x1, x2, /):
+    """``x1 * 2**x2`` (``x2`` integer), as ``numpy.ldexp``.
+
+    >>> tnp.ldexp(np.array([1.5]), 3)
+    array([12.])
+    """
+    return P.apply_ufunc(np.ldexp, "ldexp", _ldexp, (x1, x2))
+
+
+_public(ldexp)
+
+# ---------------------------------------------------------------- rounding
+
+
+def _floor(x):
+    return ew.floor(x) if dtypes.is_inexact(_dt(x)) else x
+
+
+def _ceil(x):
+    return ew.ceil(x) if dtypes.is_inexact(_dt(x)) else x
+
+
+def _trunc(x):
+    if not dtypes.is_inexact(_dt(x)):
+        return x
+    return ew.select(ew.lt(x, 0), ew.ceil(x), ew.floor(x))
+
+
+def _rint(x):
+    if dtypes.is_complex(_dt(x)):
+        return ew.complex(ew.round(ew.real(x)), ew.round(ew.imag(x)))
+    return ew.round(x)
+
+
+_ufunc(np.floor, _floor, "Largest integer <= x (integers are returned as they are).")
+_ufunc(np.ceil, _ceil, "Smallest integer >= x (integers are returned as they are).")
+_ufunc(np.trunc, _trunc, "Integer part, rounding towards zero.")
+_ufunc(np.trunc, _trunc, "Integer part, rounding towards zero (as ``numpy.fix``).", name="fix")
+_ufunc(np.rint, _rint, "Round to the nearest integer, halves to even.")
+
+
+def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
+    """Round to ``decimals`` places, halves to even, as ``numpy.round``.
+
+    Computes ``rint(a * 10**decimals) / 10**decimals`` in ``a``'s dtype like NumPy;
+    integers with ``decimals >= 0`` are returned unchanged.
+
+    >>> tnp.round(np.array([1.25, 2.5]), 1)
+    array([1.2, 2.5])
+    """
+    P.check_unsupported("round", out=(out, None))
+    decimals = P.concrete_int(decimals, "round", "decimals")
+    x = P.asarray(a)
+    if P.is_weak(x):
+        x = np.asarray(x, dtypes.of_scalar(x))
+    dt = _dt(x)
+    if not dtypes.is_inexact(dt):
+        if decimals >= 0:
+            return P.scalar_result(x)
+        rounded = round(ew.convert_element_type(x, dtypes.float64), decimals)
+        return P.scalar_result(ew.convert_element_type(rounded, dt))
+    if dtypes.is_complex(dt):
+        parts = [round(ew.real(x), decimals), round(ew.imag(x), decimals)]
+        return P.scalar_result(ew.complex(*parts))
+    if decimals == 0:
+        return P.scalar_result(ew.round(x))
+    if decimals > 0:
+        f = 10.0 ** decimals
+        return P.scalar_result(ew.div(ew.round(ew.mul(x, f)), f))
+    f = 10.0 ** -decimals
+    return P.scalar_result(ew.mul(ew.round(ew.div(x, f)), f))
+
+
+_public(round)
+_public(round, "around")
+
+
+def modf(x, /):
+    """``(fractional part, integer part)``, both with the sign of ``x``, as ``numpy.modf``.
+
+    >>> tnp.modf(np.array([-1.5, 2.25]))
+    (array([-0.5 ,  0.25]), array([-1.,  2.]))
+    """
+    def fractional(v):
+        whole = _trunc(v)
+        frac = ew.sub(v, whole)
+        # inf - inf would be NaN; C modf gives a zero with the sign of x.
+        return ew.select(ew.eq(ew.abs(v), np.inf), ew.copysign(_full_like(v, 0, _dt(v)), v),
+                         frac)
+    return (P.apply_ufunc(np.modf, "modf", fractional, (x,)),
+            P.apply_ufunc(np.modf, "modf", _trunc, (x,)))
+
+
+_public(modf)
+
+
+# ---------------------------------------------------------------- min / max
+
+
+def _isnan_inexact(x):
+    return ew.ne(x, x)
+
+
+def _fmax(x, y):
+    if not dtypes.is_inexact(_dt(x)):
+        return ew.max(x, y)
+    m = ew.max(x, y)
+    return ew.select(_isnan_inexact(y), x, ew.select(_isnan_inexact(x), y, m))
+
+
+def _fmin(x, y):
+    if not dtypes.is_inexact(_dt(x)):
+        return ew.min(x, y)
+    m = ew.min(x, y)
+    return ew.select(_isnan_inexact(y), x, ew.select(_isnan_inexact(x), y, m))
+
+
+_ufunc(np.maximum, ew.max, "Elementwise maximum; NaN propagates.")
+_ufunc(np.minimum, ew.min, "Elementwise minimum; NaN propagates.")
+_ufunc(np.fmax, _fmax, "Elementwise maximum ignoring NaN.")
+_ufunc(np.fmin, _fmin, "Elementwise minimum ignoring NaN.")
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A002
+    """``minimum(maximum(a, a_min), a_max)`` with NumPy promotion, as ``numpy.clip``.
+
+    Either bound may be None; NumPy 2's ``min=``/``max=`` spellings are accepted too.
+
+    >>> tnp.clip(np.array([-2, 0, 5]), -1, 3)
+    array([-1,  0,  3])
+    """
+    P.check_unsupported("clip", out=(out, None))
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    if lo is None and hi is None:
+        return P.asarray(a)
+    if lo is None:
+        return minimum(a, hi)  # noqa: F821 - defined by _ufunc
+    if hi is None:
+        return maximum(a, lo)  # noqa: F821 - defined by _ufunc
+    x, lo, hi = P.promote("clip", a, lo, hi)
+    if dtypes.is_complex(_dt(x)) or dtypes.is_bool(_dt(x)):
+        return P.scalar_result(ew.min(ew.max(x, lo), hi))
+    shape = P.broadcast_shapes_of("clip", x, lo, hi)
+    # one clamp: its derivative is zero at the bounds (maximum's would split ties)
+    x = P.broadcast_to(x, shape, "clip")
+    return P.scalar_result(ew.clamp(lo, x, hi))
+
+
+_public(clip)
+
+# ---------------------------------------------------------------- floating point parts
+
+
+def _heaviside(x, h0):
+    return ew.select(ew.lt(x, 0), _full_like(x, 0, _dt(x)), ew.select(
+        ew.gt(x, 0), _full_like(x, 1, _dt(x)), ew.select(ew.eq(x, 0), h0, x)))
+
+
+def _signbit(x):
+    dt = _dt(x)
+    if dtypes.is_inexact(dt):
+        return ew.signbit(x)
+    if dtypes.is_bool(dt):
+        return _full_like(x, False, dtypes.bool_)
+    return ew.lt(x, 0)
+
+
+_ufunc(np.heaviside, _heaviside, "Step function: 0 below zero, 1 above, ``x2`` at zero.")
+_ufunc(np.copysign, ew.copysign, "``x1`` with the sign of ``x2``.")
+_ufunc(np.nextafter, ew.nextafter, "The next float after ``x1`` towards ``x2``.")
+_ufunc(np.signbit, _signbit, "Whether the sign bit is set (true for -0.0).")
+
+
+def _spacing(x):
+    # npy_spacing steps towards -inf only for x < 0 (so -0.0 steps up, like +0.0)
+    away = ew.select(ew.lt(x, 0), _full_like(x, -np.inf, _dt(x)), _full_like(x, np.inf, _dt(x)))
+    return ew.sub(ew.nextafter(x, away), x)
+
+
+_ufunc(np.spacing, _spacing, "Distance to the next float away from zero.")
+
+
+def sinc(x):
+    """``sin(pi x) / (pi x)`` (1 at 0), as ``numpy.sinc``.
+
+    >>> tnp.sinc(np.array([0.0, 0.5]))
+    array([1.        , 0.63661977])
+    """
+    y = multiply(np.pi, where(equal(x, 0), 1.0e-20, x))  # noqa: F821
+    return divide(sin(y), y)  # noqa: F821
+
+
+_public(sinc)
+
+
+# ---------------------------------------------------------------- complex parts
+
+
+def real(val):
+    """The real part (the array itself for real input), as ``numpy.real``.
+
+    >>> tnp.real(np.array([1 + 2j]))
+    array([1.])
+    """
+    x = P.asarray(val)
+    if P.is_weak(x):
+        return x.real
+    out = ew.real(x) if dtypes.is_complex(_dt(x)) else x
+    return P.scalar_result(out) if isinstance(val, np.generic) else out
+
+
+def imag(val):
+    """The imaginary part (zeros for real input), as ``numpy.imag``.
+
+    >>> tnp.imag(np.array([1 + 2j]))
+    array([2.])
+    """
+    x = P.asarray(val)
+    if P.is_weak(x):
+        return x.imag
+    out = ew.imag(x) if dtypes.is_complex(_dt(x)) else _full_like(x, 0, _dt(x))
+    return P.scalar_result(out) if isinstance(val, np.generic) else out
+
+
+def _conj(x):
+    return ew.conj(x) if dtypes.is_complex(_dt(x)) else x
+
+
+_ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).")
+_ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).",
+       name="conj")
+
+
+def angle(z, deg=False):
+    """The argument of complex numbers, as ``numpy.angle`` (``arctan2(imag, real)``).
+
+    >>> tnp.angle(np.array([1j]))
+    array([1.57079633])
+    """
+    x = P.asarray(z)
+    if P.is_weak(x):
+        x = np.asarray(x)
+    if dtypes.is_complex(_dt(x)):
+        a = arctan2(ew.imag(x), ew.real(x))  # noqa: F821
+    else:
+        a = arctan2(0, x)  # noqa: F821
+    return multiply(a, 180 / np.pi) if deg else a  # noqa: F821
+
+
+def iscomplexobj(x):
+    """Whether ``x`` has a complex dtype, as ``numpy.iscomplexobj``."""
+    return dtypes.is_complex(P.concrete_dtype(P.asarray(x)))
+
+
+def isrealobj(x):
+    """Whether ``x`` has a non-complex dtype, as ``numpy.isrealobj``."""
+    return not iscomplexobj(x)
+
+
+def iscomplex(x):
+    """Elementwise: a nonzero imaginary part, as ``numpy.iscomplex``."""
+    return not_equal(imag(x), 0)  # noqa: F821
+
+
+def isreal(x):
+    """Elementwise: a zero imaginary part, as ``numpy.isreal``."""
+    return equal(imag(x), 0)  # noqa: F821
+
+
+for _fn in (real, imag, angle, iscomplexobj, isrealobj, iscomplex, isreal):
+    _public(_fn)
+
+# ---------------------------------------------------------------- classification
+
+
+def _isnan(x):
+    if dtypes.is_inexact(_dt(x)):
+        return _isnan_inexact(x)
+    return _full_like(x, False, dtypes.bool_)
+
+
+def _isfinite(x):
+    if dtypes.is_inexact(_dt(x)):
+        return ew.is_finite(x)
+    return _full_like(x, True, dtypes.bool_)
+
+
+def _isinf_real(x):
+    return ew.eq(ew.abs(x), np.inf)
+
+
+def _isinf(x):
+    dt = _dt(x)
+    if dtypes.is_complex(dt):
+        return ew.or_(_isinf_real(ew.real(x)), _isinf_real(ew.imag(x)))
+    if dtypes.is_inexact(dt):
+        return _isinf_real(x)
+    return _full_like(x, False, dtypes.bool_)
+
+
+_ufunc(np.isnan, _isnan, "Whether each element is NaN.")
+_ufunc(np.isfinite, _isfinite, "Whether each element is finite.")
+_ufunc(np.isinf, _isinf, "Whether each element is +inf or -inf.")
+
+
+def isposinf(x):
+    """Whether each element is +inf, as ``numpy.isposinf``.
+
+    >>> tnp.isposinf(np.array([np.inf, -np.inf]))
+    array([ True, False])
+    """
+    return logical_and(isinf(x), logical_not(signbit(x)))  # noqa: F821
+
+
+def isneginf(x):
+    """Whether each element is -inf, as ``numpy.isneginf``.
+
+    >>> tnp.isneginf(np.array([np.inf, -np.inf]))
+    array([False,  True])
+    """
+    return logical_and(isinf(x), signbit(x))  # noqa: F821
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN and infinities replaced by finite numbers, as ``numpy.nan_to_num``.
+
+    >>> tnp.nan_to_num(np.array([np.nan, np.inf, 1.0]))
+    array([0.00000000e+000, 1.79769313e+308, 1.00000000e+000])
+    """
+    x = P.asarray(x)
+    if P.is_weak(x):
+        x = np.asarray(x, dtypes.of_scalar(x))
+    dt = _dt(x)
+    if not dtypes.is_inexact(dt):
+        return P.scalar_result(x)
+    if dtypes.is_complex(dt):
+        parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (ew.real(x), ew.imag(x))]
+        return P.scalar_result(ew.complex(*parts))
+    info = np.finfo(dt)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    out = ew.select(_isnan_inexact(x), P.cast(nan, dt), x)
+    out = ew.select(ew.eq(out, np.inf), P.cast(big, dt), out)
+    out = ew.select(ew.eq(out, -np.inf), P.cast(small, dt), out)
+    return P.scalar_result(out)
+
+
+for _fn in (isposinf, isneginf, nan_to_num):
+    _public(_fn)
+
+# ---------------------------------------------------------------- comparisons and logic
+
+for _uf, _prim in ((np.equal, ew.eq), (np.not_equal, ew.ne), (np.less, ew.lt),
+                   (np.less_equal, ew.le), (np.greater, ew.gt), (np.greater_equal, ew.ge)):
+    _ufunc(_uf, _prim, f"Elementwise ``{_uf.__name__}`` comparison, as a bool array.")
+
+
+def _truth(x):
+    return x if dtypes.is_bool(_dt(x)) else ew.ne(x, 0)
+
+
+_ufunc(np.logical_and, lambda x, y: ew.and_(_truth(x), _truth(y)), "Elementwise ``x1 and x2``.")
+_ufunc(np.logical_or, lambda x, y: ew.or_(_truth(x), _truth(y)), "Elementwise ``x1 or x2``.")
+_ufunc(np.logical_xor, lambda x, y: ew.xor(_truth(x), _truth(y)), "Elementwise ``x1 xor x2``.")
+_ufunc(np.logical_not, lambda x: ew.not_(_truth(x)), "Elementwise ``not x``.")
+_ufunc(np.bitwise_and, ew.and_, "Bitwise and (logical on bools).")
+_ufunc(np.bitwise_or, ew.or_, "Bitwise or (logical on bools).")
+_ufunc(np.bitwise_xor, ew.xor, "Bitwise xor (logical on bools).")
+_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).")
+_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).", name="bitwise_not")
+_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).", name="bitwise_invert")
+
+
+def _left_shift(x, n):
+    # x * 2**n wraps modulo 2**bits exactly like the shift; shifts past the width give 0.
+    bits = np.iinfo(_dt(x)).bits
+    in_range = ew.and_(ew.ge(n, 0), ew.lt(n, bits))
+    safe = ew.select(in_range, n, _full_like(n, 0, _dt(n)))
+    shifted = ew.mul(x, ew.pow(_full_like(safe, 2, _dt(x)), safe))
+    return ew.select(in_range, shifted, _full_like(shifted, 0, _dt(x)))
+
+
+def _right_shift(x, n):
+    # Arithmetic shift is floor division by 2**n; from bits-1 on only the sign is left.
+    bits = np.iinfo(_dt(x)).bits
+    in_range = ew.and_(ew.ge(n, 0), ew.lt(n, bits - 1))
+    safe = ew.select(in_range, n, _full_like(n, 0, _dt(n)))
+    shifted = ew.floor_div(x, ew.pow(_full_like(safe, 2, _dt(x)), safe))
+    sign_only = ew.select(ew.lt(x, 0), _full_like(shifted, -1, _dt(x)),
+                          _full_like(shifted, 0, _dt(x)))
+    return ew.select(in_range, shifted, sign_only)
+
+
+_ufunc(np.left_shift, _left_shift, "``x1 << x2``.")
+_ufunc(np.right_shift, _right_shift, "``x1 >> x2`` (arithmetic).")
+
+
+# ---------------------------------------------------------------- where, isclose
+
+
+def where(condition, x=None, y=None, /):
+    """``x`` where ``condition`` else ``y``, with NumPy promotion and broadcasting.
+
+    The one-argument form (``nonzero``) needs a concrete condition.
+
+    >>> tnp.where(np.array([True, False]), 1.0, np.array([5, 6]))
+    array([1., 6.])
+    """
+    if x is None and y is None:
+        from .indexing import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise TypeError("where takes either 1 or 3 arguments")
+    cond = P.asarray(condition)
+    if P.is_weak(cond):
+        cond = np.asarray(cond)
+    if not dtypes.is_bool(_dt(cond)):
+        cond = _truth(cond)
+    a, b = P.promote("where", x, y)
+    cond, a, b = P.broadcast_all("where", [cond, a, b])
+    return ew.select(cond, a, b)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|a - b| <= atol + rtol * |b|`` (and equal infinities), as ``numpy.isclose``.
+
+    >>> tnp.isclose(np.array([1.0, 1.1]), 1.0)
+    array([ True, False])
+    """
+    x, y = P.asarray(a), P.asarray(b)
+    if not P.is_weak(y):
+        y = P.cast(y, P.result_type(y, 1.0))
+    elif isinstance(y, int):
+        y = float(y)
+    with np.errstate(invalid="ignore"):   # inf - inf, as NumPy's isclose
+        close = less_equal(absolute(subtract(x, y)),  # noqa: F821
+                           add(atol, multiply(rtol, absolute(y))))  # noqa: F821
+    result = logical_or(logical_and(close, isfinite(y)), equal(x, y))  # noqa: F821
+    if equal_nan:
+        result = logical_or(result, logical_and(isnan(x), isnan(y)))  # noqa: F821
+    return P.scalar_result(result)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every pair is ``isclose``; a Python bool eagerly, a traced bool when traced.
+
+    >>> tnp.allclose(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    True
+    """
+    from .reductions import all as all_
+    result = all_(isclose(a, b, rtol, atol, equal_nan))
+    return result if P.is_tracer(result) else bool(result)
+
+
+for _fn in (where, isclose, allclose):
+    _public(_fn)
