@@ -111,7 +111,12 @@ class Plan:
                         ins.append(v)
             outs = [v for e in group for v in e.outvars if v in uses_after[g]]
             seg_consts = [(v, self.consts[v]) for v in ins if v in const_vars]
-            seg_ins = [v for v in ins if v not in const_vars]
+            if len(groups) == 1:
+                # the whole program is one kernel: take the program's inputs as they are,
+                # so run() can hand its arguments straight to it
+                seg_ins, outs = list(program.invars), list(program.outvars)
+            else:
+                seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(sub, kernel_cache))
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment

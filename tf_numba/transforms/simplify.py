@@ -5,7 +5,7 @@ no: it changes ``-0.0``). One forward pass and one backward pass: linear in prog
 """
 import numpy as np
 
-from ..core.ir import Literal, Program, Var
+from ..core.ir import Literal, Program, ShapedArray, Var
 
 
 def _literal_scalar(v, known_fill):
@@ -68,6 +68,26 @@ def _fold(eqn, ins):
     return Literal(value, eqn.outvars[0].aval)
 
 
+def _scalar_broadcasting_prims():
+    from ..ops.elementwise import PRIMS
+    return set(PRIMS.values())
+
+
+def _fill_as_literal(eqn, ins, known_fill):
+    """Elementwise ops broadcast rank-0 operands, so an operand that is a broadcast of a
+    scalar can be that scalar, when another operand still carries the output shape."""
+    shape = eqn.outvars[0].aval.shape
+    if not any(type(v) is Var and v not in known_fill and v.aval.shape == shape for v in ins):
+        return ins
+    out = []
+    for v in ins:
+        fill = known_fill.get(v) if type(v) is Var else None
+        if fill is not None:
+            v = Literal(np.asarray(fill, v.aval.dtype), ShapedArray((), v.aval.dtype))
+        out.append(v)
+    return out
+
+
 def simplify(program):
     """A smaller program computing the same outputs (bit for bit)."""
     subst = {}
@@ -78,8 +98,11 @@ def simplify(program):
     def read(v):
         return subst.get(v, v) if type(v) is Var else v
 
+    scalar_broadcasting = _scalar_broadcasting_prims()
     for eqn in program.eqns:
         ins = [read(v) for v in eqn.invars]
+        if eqn.prim in scalar_broadcasting:
+            ins = _fill_as_literal(eqn, ins, known_fill)
         folded = _fold(eqn, ins)
         if folded is not None:
             subst[eqn.outvars[0]] = folded
