@@ -138,7 +138,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - Nu
     dtype('float32')
     """
     if isinstance(object, (list, tuple)) and any(type(e) is Tracer for e in _leaves(object)):
-        leaves = [P.asarray(e) for e in _leaves(object)]
+        # as in np.array, Python scalars in a nested list count with their default dtype
+        leaves = [P.concrete_dtype(P.asarray(e)) for e in _leaves(object)]
         dt = dtypes.canonical(dtype) if dtype is not None else P.result_type(*leaves)
         out = _stack_nested(object, dt)
     elif type(object) is Tracer:
@@ -162,7 +163,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
         return a if dtype is None else ew.convert_element_type(a, dtype)
     if isinstance(a, np.ndarray) and dtype is None and a.dtype in dtypes.SUPPORTED:
         return a
-    return array(a, dtype, copy=False if copy is None else copy)
+    return array(a, dtype, copy=copy)
 
 
 def asanyarray(a, dtype=None, order=None):

@@ -131,7 +131,7 @@ def _extreme(a, axis, out, keepdims, initial, where, name, reduce, combine):
             raise ShapeError("reduction operation with where= needs an initial value",
                              op=name)
         x = _where_fill(x, where, initial, name)
-    if initial is not None and any(shape[i] == 0 for i in axes):
+    if initial is not None and builtins.any(shape[i] == 0 for i in axes):
         out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
         y = layout.full(out_shape, P.cast(initial, _dt(x)), _dt(x))
     else:
@@ -206,6 +206,10 @@ def _counts(x, axes, where, keepdims, name):
 def _divide(total, count):
     """``total / count`` in ``total``'s dtype, as NumPy's ``true_divide(ret, rcount)``."""
     dt = _dt(total)
+    if not dtypes.is_inexact(dt):
+        # NumPy divides in float64 and casts back (an integer dtype= truncates the mean)
+        quotient = _divide(ew.convert_element_type(total, dtypes.float64), count)
+        return ew.convert_element_type(quotient, dt)
     if isinstance(count, int):
         return ew.div(total, np.asarray(count, dt))
     return ew.div(total, ew.convert_element_type(count, dt))
