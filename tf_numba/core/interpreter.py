@@ -40,6 +40,8 @@ def _eval_staged(program, args, builder):
     env = dict(zip(program.invars, args))
     env.update(program.consts)
     saved = builder.source_override if builder is not None else None
+    if builder is not None:
+        builder.inherit(program)
     try:
         for eqn in program.eqns:
             if builder is not None:

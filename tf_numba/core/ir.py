@@ -102,21 +102,48 @@ class Eqn:
         return f"Eqn({self.prim.name}, {self.invars} -> {self.outvars})"
 
 
+class Guard:
+    """A shape constraint met while tracing with symbolic dims: ``lhs == rhs``."""
+    __slots__ = ("lhs", "rhs", "op", "source")
+
+    def __init__(self, lhs, rhs, op, source):
+        self.lhs, self.rhs, self.op, self.source = lhs, rhs, op, source
+
+    def __repr__(self):
+        return f"{self.lhs} == {self.rhs}"
+
+
 class Program:
     """A closed, typed SSA program.
 
     ``invars``: inputs in call order; ``consts``: (Var, array) pairs bound at build time;
-    ``eqns``: equations in dependency order; ``outvars``: outputs (Var or Literal).
+    ``eqns``: equations in dependency order; ``outvars``: outputs (Var or Literal);
+    ``guards``: shape constraints between symbolic dims, checked when it is prepared;
+    ``input_names`` / ``input_defaults``: optional per input (a default is the data a
+    leaf was made from, used when ``Runtime.prepare`` is given no value for it).
     """
-    __slots__ = ("invars", "consts", "eqns", "outvars", "_fingerprint", "_last_use")
+    __slots__ = ("invars", "consts", "eqns", "outvars", "guards", "input_names",
+                 "input_defaults", "_fingerprint", "_last_use")
 
-    def __init__(self, invars, consts, eqns, outvars):
+    def __init__(self, invars, consts, eqns, outvars, guards=(), input_names=None,
+                 input_defaults=None):
         self.invars = tuple(invars)
         self.consts = tuple(consts)
         self.eqns = tuple(eqns)
         self.outvars = tuple(outvars)
+        self.guards = tuple(guards)
+        self.input_names = tuple(input_names) if input_names is not None else None
+        self.input_defaults = tuple(input_defaults) if input_defaults is not None else None
         self._fingerprint = None
         self._last_use = None
+
+    def replace(self, **changes):
+        """A copy with some fields replaced (guards, names and defaults carried along)."""
+        fields = dict(invars=self.invars, consts=self.consts, eqns=self.eqns,
+                      outvars=self.outvars, guards=self.guards, input_names=self.input_names,
+                      input_defaults=self.input_defaults)
+        fields.update(changes)
+        return Program(**fields)
 
     @property
     def in_avals(self):
@@ -126,7 +153,13 @@ class Program:
     def out_avals(self):
         return tuple(v.aval for v in self.outvars)
 
-    def input_index(self, var):
+    def input_index(self, leaf):
+        """Position of an input: by name, by Var, or by the Tracer it was traced as."""
+        if isinstance(leaf, str):
+            if self.input_names is None or leaf not in self.input_names:
+                raise KeyError(f"no input named {leaf!r}; inputs are {self.input_names}")
+            return self.input_names.index(leaf)
+        var = getattr(leaf, "var", leaf)
         return self.invars.index(var)
 
     def __len__(self):
@@ -212,6 +245,9 @@ def pretty(program, indent=0):
         lines.append(f"{pad}    {outs} = {head} {args}".rstrip())
     outs = ", ".join(name(v) for v in program.outvars)
     lines.append(f"{pad}  in ({outs}{',' if len(program.outvars) == 1 else ''}) }}")
+    if program.guards:
+        lines.append(f"{pad}  guards: " + ", ".join(f"{g.lhs} == {g.rhs} ({g.op})"
+                                                    for g in program.guards))
     return "\n".join(lines)
 
 
@@ -263,4 +299,5 @@ def _fingerprint(program):
         parts.append(f"{eqn.prim.name}[{params}] {' '.join(ref(v) for v in eqn.invars)} -> "
                      + " ".join(define(v) for v in eqn.outvars))
     parts.append("out " + " ".join(ref(v) for v in program.outvars))
+    parts.append("guards " + " ".join(f"{_canon(g.lhs)}={_canon(g.rhs)}" for g in program.guards))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from . import dtypes
-from .ir import Eqn, Literal, Program, ShapedArray, Var, aval_of_value
+from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
 from ..errors import ConcretizationError, TfNumbaError, TracerLeakError
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -124,6 +124,7 @@ class ProgramBuilder:
         self.invars = []
         self.consts = {}        # id(array) -> (Var, array)
         self.captured = {}      # id(outer tracer) -> (outer tracer, Var)
+        self.guards = []
         self.source_override = None
 
     def __enter__(self):
@@ -135,6 +136,12 @@ class ProgramBuilder:
         popped = _state.builders.pop()
         assert popped is self, "trace stack corrupted"
         self.alive = False
+
+    def inherit(self, program):
+        """Adopt the guards of a program whose equations are being replayed into this one."""
+        for g in program.guards:
+            if g not in self.guards:
+                self.guards.append(g)
 
     def new_input(self, aval):
         var = Var(aval)
@@ -194,8 +201,17 @@ class ProgramBuilder:
         outvars = [self.to_var(o) for o in outs]
         captured = [t for t, _ in self.captured.values()]
         invars = self.invars + [v for _, v in self.captured.values()]
-        program = Program(invars, list(self.consts.values()), self.eqns, outvars)
+        program = Program(invars, list(self.consts.values()), self.eqns, outvars, self.guards)
         return program, captured
+
+
+def record_guard(a, b, op):
+    """Record ``a == b`` on the current trace (see ``shapes.same_dim``)."""
+    builder = current_builder()
+    if builder is None:
+        return False
+    builder.guards.append(Guard(a, b, op, builder.source_override or user_source()))
+    return True
 
 
 def bind(prim, args, params):

@@ -13,6 +13,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
+from ..core.shapes import same_dim
 from ..errors import DTypeError, ShapeError
 from . import elementwise as ew
 from . import layout
@@ -43,7 +44,7 @@ def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
     _check_dims("rhs", rc + rb, b)
     for kind, ldims, rdims in (("contracting", lc, rc), ("batch", lb, rb)):
         for i, j in zip(ldims, rdims):
-            if a.shape[i] != b.shape[j]:
+            if not same_dim(a.shape[i], b.shape[j], "dot_general"):
                 raise ShapeError(
                     f"{kind} dims {ldims} of lhs shape {a.shape} and {rdims} of rhs shape "
                     f"{b.shape} differ in size: lhs dim {i} is {a.shape[i]}, rhs dim {j} is "

@@ -14,6 +14,7 @@ from ..core.ir import ShapedArray
 from ..core.linear import (Zero, defjvp, deflinear, defzero, has_tangent, instantiate,
                            is_undefined, aval_of)
 from ..core.primitive import Primitive, register
+from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError
 
 # ---------------------------------------------------------------- dtype classes
@@ -50,7 +51,7 @@ def elementwise_shape(name, avals):
             continue
         if not shape:
             shape = a.shape
-        elif a.shape != shape:
+        elif not same_shape(a.shape, shape, name):
             raise ShapeError(
                 "elementwise operands need equal shapes (or rank 0), got "
                 + " and ".join(str(x.shape) for x in avals)
@@ -230,7 +231,7 @@ def _clamp_eval(lo, x, hi):
         if a.dtype != x.dtype:
             raise DTypeError(f"bounds need the operand's dtype {x.dtype.name}, got "
                              f"{a.dtype.name}", op="clamp")
-        if a.shape and a.shape != x.shape:
+        if a.shape and not same_shape(a.shape, x.shape, "clamp"):
             raise ShapeError(f"bounds must be rank 0 or of the operand's shape {x.shape}, "
                              f"got {a.shape}", op="clamp")
     if not _ACCEPTS[REAL](x.dtype):

@@ -13,6 +13,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, has_tangent, instantiate, is_undefined
 from ..core.primitive import Primitive, register
+from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError, TfIndexError
 from . import elementwise as ew
 from . import layout
@@ -150,7 +151,7 @@ def _scatter_eval(name):
         if updates.dtype != x.dtype:
             raise DTypeError(f"updates dtype {updates.dtype.name} differs from the operand's "
                              f"{x.dtype.name}", op=name)
-        if updates.shape != batch_rest:
+        if not same_shape(updates.shape, batch_rest, name):
             raise ShapeError(f"updates must have shape {batch_rest} (index batch dims "
                              f"{indices.shape[:-1]} + operand dims not in axes {axes}), got "
                              f"{updates.shape}", op=name)

@@ -14,7 +14,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, deflinear, defzero, instantiate, is_undefined
 from ..core.primitive import Primitive, register
-from ..core.shapes import Sym
+from ..core.shapes import Sym, same_dim
 from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
 
@@ -93,7 +93,7 @@ def _broadcast_in_dim_eval(x, *, shape, broadcast_dimensions):
         raise ShapeError(f"broadcast_dimensions {bd} must be strictly increasing dims of the "
                          f"output shape {shape}", op="broadcast_in_dim")
     for i, d in enumerate(bd):
-        if x.shape[i] != 1 and x.shape[i] != shape[d]:
+        if x.shape[i] != 1 and not same_dim(x.shape[i], shape[d], "broadcast_in_dim"):
             raise ShapeError(f"operand shape {x.shape} cannot be broadcast to {shape}: operand "
                              f"dim {i} has size {x.shape[i]} but output dim {d} has size "
                              f"{shape[d]} (only size-1 dims broadcast)", op="broadcast_in_dim")

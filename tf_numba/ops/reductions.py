@@ -13,7 +13,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, deflinear, defzero, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
-from ..core.shapes import normalize_axes, normalize_axis
+from ..core.shapes import normalize_axes, normalize_axis, same_shape
 from ..errors import DTypeError, ShapeError
 from . import elementwise as ew
 from . import indexing, layout
@@ -273,7 +273,7 @@ def _linear_recurrence_eval(a, b, *, axis, reverse):
         raise DTypeError(f"coefficients and inputs need one dtype, got {a.dtype.name} and "
                          f"{b.dtype.name}", op="linear_recurrence")
     _check_dtype("linear_recurrence", NUMERIC, a.dtype)
-    if a.shape != b.shape:
+    if not same_shape(a.shape, b.shape, "linear_recurrence"):
         raise ShapeError(f"coefficients {a.shape} and inputs {b.shape} need one shape",
                          op="linear_recurrence")
     if not 0 <= axis < a.ndim:

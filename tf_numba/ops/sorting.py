@@ -11,6 +11,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import Zero, aval_of, has_tangent
 from ..core.primitive import Primitive, register
+from ..core.shapes import same_shape
 from ..errors import ShapeError
 from . import indexing, layout
 from .layout import located
@@ -22,7 +23,7 @@ def _sort_eval(*operands, dimension, num_keys):
     if not operands:
         raise ShapeError("sort needs at least one operand", op="sort")
     shape = operands[0].shape
-    if any(o.shape != shape for o in operands):
+    if any(not same_shape(o.shape, shape, "sort") for o in operands):
         raise ShapeError("operands need one shape, got "
                          + ", ".join(str(o.shape) for o in operands), op="sort")
     if not 0 <= dimension < len(shape):

@@ -29,6 +29,7 @@ def jvp_program(program, tangent_mask, instantiate_zeros=True):
     """
     differentiated = [m and has_tangent(v.aval) for v, m in zip(program.invars, tangent_mask)]
     with ProgramBuilder() as builder:
+        builder.inherit(program)
         primals = [builder.new_input(v.aval) for v in program.invars]
         penv = dict(zip(program.invars, primals))
         penv.update(program.consts)
@@ -99,9 +100,9 @@ def partial_eval(program, num_known_inputs, num_known_outputs):
         need(v)
     assert not any(type(v) is Var and v in unknown for v in known_outs)
     known = Program(program.invars[:num_known_inputs], program.consts, known_eqns,
-                    list(known_outs) + residuals)
+                    list(known_outs) + residuals, program.guards)
     linear = Program(residuals + list(program.invars[num_known_inputs:]), program.consts,
-                     linear_eqns, linear_outs)
+                     linear_eqns, linear_outs, program.guards)
     return known, linear, len(residuals)
 
 
@@ -126,6 +127,7 @@ def transpose_program(linear, num_residuals, ct_mask=None):
     for eqn in linear.eqns:
         is_linear.update(eqn.outvars)
     with ProgramBuilder() as builder:
+        builder.inherit(linear)
         env = {v: builder.new_input(v.aval) for v in linear.invars[:num_residuals]}
         env.update(linear.consts)
         cts = [builder.new_input(v.aval) for v in ct_outs]

@@ -5,7 +5,7 @@ no: it changes ``-0.0``). One forward pass and one backward pass: linear in prog
 """
 import numpy as np
 
-from ..core.ir import Literal, Program, ShapedArray, Var
+from ..core.ir import Literal, ShapedArray, Var
 
 
 def _literal_scalar(v, known_fill):
@@ -131,7 +131,7 @@ def simplify(program):
         eqns.append(eqn)
 
     outvars = [read(v) for v in program.outvars]
-    return dead_code_elimination(Program(program.invars, program.consts, eqns, outvars))
+    return dead_code_elimination(program.replace(eqns=eqns, outvars=outvars))
 
 
 def dead_code_elimination(program):
@@ -143,4 +143,4 @@ def dead_code_elimination(program):
             live.update(v for v in eqn.invars if type(v) is Var)
     kept.reverse()
     consts = [(v, c) for v, c in program.consts if v in live]
-    return Program(program.invars, consts, kept, program.outvars)
+    return program.replace(consts=consts, eqns=kept)
