@@ -14,7 +14,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, normalize_axis
-from ..errors import ShapeError, UnsupportedError
+from ..errors import DTypeError, ShapeError, UnsupportedError
 from ..ops import elementwise as ew
 from ..ops import layout
 from . import _promote as P
@@ -298,7 +298,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if axis is None:
         xs = [ravel(x) for x in xs]
         axis = 0
-    dt = dtypes.canonical(dtype) if dtype is not None else P.result_type(*xs)
+    dt = _join_dtype(xs, dtype, casting, "concatenate")
     xs = [P.cast(x, dt) for x in xs]
     rank = len(_shape(xs[0]))
     if rank == 0:
@@ -309,6 +309,18 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                              + ", ".join(str(_shape(x)) for x in xs), op="concatenate")
     axis = P.axis_arg(axis, rank, "concatenate")
     return layout.concatenate(xs, axis)
+
+
+def _join_dtype(xs, dtype, casting, name):
+    """The promoted dtype of ``xs``, or ``dtype`` if every input may be cast to it."""
+    if dtype is None:
+        return P.result_type(*xs)
+    dt = dtypes.canonical(dtype)
+    for x in xs:
+        if not np.can_cast(aval_of(x).dtype, dt, casting):
+            raise DTypeError(f"cannot cast {aval_of(x).dtype.name} to {dt.name} with "
+                             f"casting={casting!r}", op=name)
+    return dt
 
 
 def concat(arrays, /, *, axis=0):
@@ -336,7 +348,8 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                          + ", ".join(str(_shape(x)) for x in xs), op="stack")
     rank = len(_shape(xs[0])) + 1
     axis = P.axis_arg(axis, rank, "stack")
-    return concatenate([layout.expand_dims(x, (axis,)) for x in xs], axis, dtype=dtype)
+    return concatenate([layout.expand_dims(x, (axis,)) for x in xs], axis, dtype=dtype,
+                       casting=casting)
 
 
 def unstack(x, /, *, axis=0):
