@@ -84,6 +84,11 @@ TEMPLATES = {
     "cbrt": _call("np.cbrt"), "abs": _call("np.abs"), "sign": _call("np.sign"),
     "floor": _call("np.floor"), "ceil": _call("np.ceil"), "round": _call("np.rint"),
     "erf": _call("math.erf"), "erfc": _call("math.erfc"),
+    "lgamma": _call("math.lgamma"),
+    "xlogy": lambda a, i, o: typed(f"({literal(0, o)} if ({a[0]} == 0 and not np.isnan({a[1]}))"
+                                   f" else {a[0]} * np.log({a[1]}))", o),
+    "xlog1py": lambda a, i, o: typed(f"({literal(0, o)} if ({a[0]} == 0 and not "
+                                     f"np.isnan({a[1]})) else {a[0]} * np.log1p({a[1]}))", o),
     "logistic": lambda a, i, o: typed(
         f"({literal(1, o)} / ({literal(1, o)} + np.exp(-{a[0]})))", o),
     "is_finite": lambda a, i, o: f"np.isfinite({a[0]})",

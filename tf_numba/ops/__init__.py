@@ -13,4 +13,4 @@ Each module declares its primitives with abstract eval and NumPy impl and regist
 JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
 Each module's ``PRIMS`` maps primitive names to primitives.
 """
-from . import elementwise, layout, reductions, indexing, contraction, sorting  # noqa: F401
+from . import elementwise, layout, reductions, indexing, contraction, sorting, special  # noqa: F401
