@@ -13,6 +13,7 @@ import numpy as np
 from .core import dtypes, pytree
 from .core.interpreter import eval_program
 from .core.ir import ShapedArray, aval_of_value
+from .core.shapes import Sym
 from .core.trace import ProgramBuilder, Tracer, user_source
 from .errors import DTypeError, ShapeError, TfNumbaError
 from .transforms import ad
@@ -20,11 +21,27 @@ from .transforms.simplify import simplify
 
 
 class ShapeDtype:
-    """An argument stand-in for ``make_program``: ``ShapeDtype((3, 4), np.float32)``."""
+    """An argument stand-in for ``make_program``: ``ShapeDtype((3, 4), np.float32)``.
 
-    def __init__(self, shape, dtype=np.float64):
-        self.aval = ShapedArray(tuple(shape), dtypes.canonical(dtype))
-        self.shape, self.dtype = self.aval.shape, self.aval.dtype
+    Dims given as strings are symbolic (see ``symbolic``); ``name`` names the program input.
+    """
+
+    def __init__(self, shape, dtype=np.float64, name=None):
+        dims = tuple(Sym(d) if isinstance(d, str) else d for d in shape)
+        self.aval = ShapedArray(dims, dtypes.canonical(dtype))
+        self.shape, self.dtype, self.name = self.aval.shape, self.aval.dtype, name
+
+    def __repr__(self):
+        return f"ShapeDtype({self.aval}{', name=' + repr(self.name) if self.name else ''})"
+
+
+def symbolic(shape, dtype=np.float64, name=None):
+    """A program input whose dims may be symbols: ``symbolic(("n", 3))`` is an n x 3 array.
+
+    A program traced on it holds for every n (n >= 2); shape constraints between different
+    symbols become guards, checked when the program is prepared.
+    """
+    return ShapeDtype(shape, dtype, name)
 
 
 def _aval(x):
@@ -76,6 +93,10 @@ class TracedFunction:
 def make_program(fn, static_argnums=()):
     """``make_program(f)(*args)`` returns the Program ``f`` traces to; print it to read it.
 
+    Arguments may be arrays (the input gets that data as its default, see
+    ``tf_numba.runtime``), ``ShapeDtype`` or ``symbolic`` stand-ins. Input order is the
+    order of the flattened arguments: ``program.input_index(name)`` finds a named one.
+
     >>> print(make_program(lambda x: tnp.sin(x) * 2)(np.ones(3)))
     """
     static_argnums = _normalize_argnums(static_argnums, None)
@@ -84,7 +105,12 @@ def make_program(fn, static_argnums=()):
     def wrapper(*args, **kwargs):
         bound = _bind_static(fn, args, static_argnums)
         dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
-        return TracedFunction(bound, tuple(dynamic), kwargs).program
+        traced = TracedFunction(bound, tuple(dynamic), kwargs)
+        leaves = traced.leaves + traced.captured
+        names = [getattr(x, "name", None) if isinstance(x, ShapeDtype) else None
+                 for x in leaves]
+        defaults = [None if isinstance(x, (ShapeDtype, Tracer)) else x for x in leaves]
+        return traced.program.replace(input_names=names, input_defaults=defaults)
     return wrapper
 
 

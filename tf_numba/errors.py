@@ -67,3 +67,39 @@ class TracerLeakError(TfNumbaError, RuntimeError):
 
 class PytreeError(TfNumbaError, TypeError):
     """A pytree that does not match the expected structure."""
+
+
+class RuntimeUsageError(TfNumbaError):
+    """Base of the errors ``tf_numba.runtime`` raises for a misuse of its API."""
+
+
+class SpecializationMismatch(RuntimeUsageError):
+    """``Runtime.run`` got inputs that do not match what the plan was prepared for."""
+
+
+class UnboundPlaceholder(RuntimeUsageError):
+    """A program input has no value: none was given and the leaf has no default data."""
+
+
+class ConcurrentReconfiguration(RuntimeUsageError):
+    """``Runtime.reconfigure`` lost a race: the snapshot changed since the caller read it."""
+
+
+class EmptyTargets(RuntimeUsageError):
+    """``prepare`` was given no engine targets."""
+
+
+class NoEngineForTarget(RuntimeUsageError):
+    """``run`` was given no engine for one of the prepared targets."""
+
+
+class EngineMismatch(RuntimeUsageError):
+    """``run`` was given engines whose count or order differs from the prepared targets."""
+
+
+class ForeignPrepared(RuntimeUsageError):
+    """A ``Prepared`` plan from another Runtime was passed to ``run``."""
+
+
+class StalePrepared(RuntimeUsageError):
+    """A ``Prepared`` plan from an older epoch (before ``reconfigure``) was passed to ``run``."""

@@ -13,12 +13,12 @@ from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
 from .errors import TfNumbaError
-from .lowering.plan import Plan
+from .runtime import CpuEngine, default_runtime
 from .transforms.simplify import simplify
 
 
-class Prepared:
-    """A traced, simplified and lowered specialization of a jitted function."""
+class Specialization:
+    """A traced, simplified and prepared specialization of a jitted function."""
     __slots__ = ("plan", "out_tree", "program")
 
     def __init__(self, plan, out_tree, program):
@@ -105,10 +105,13 @@ class Jitted:
 
         traced = TracedFunction(lambda a, k: bound(*a, **k), (dyn_args, dyn_kw), {})
         program = simplify(traced.program)
-        return Prepared(Plan(program, tiered=self.tiered), traced.out_tree, program)
+        # the same path as Runtime users: prepare through a runtime's plan cache
+        runtime = default_runtime(self.tiered)
+        prepared = runtime.prepare(program, traced.leaves, [CpuEngine.TARGET])
+        return Specialization(prepared.plan, traced.out_tree, program)
 
     def lower(self, *args, **kwargs):
-        """The Prepared specialization for these arguments (``.as_text()`` prints it)."""
+        """The Specialization for these arguments (``.as_text()`` prints it)."""
         return self._prepare(args, kwargs)[0]
 
 

@@ -11,6 +11,7 @@ import threading
 
 from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
+from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # noqa: F401  (registers the lowering rules)
 from .codegen import generate
@@ -79,6 +80,7 @@ class Plan:
         self.segments = []
         self._build(program, kernel_cache)
         self.tiered = tiered_default() if tiered is None else tiered
+        self.symbolic = is_symbolic(program)
         self.ready = False
         self._compiling = None
         self._lock = threading.Lock()
@@ -138,7 +140,14 @@ class Plan:
                                                    args=(list(args),), daemon=True,
                                                    name="tf_numba-compile")
                 self._compiling.start()
-        return eval_program(self.program, list(args))
+        return self.interpret(args)
+
+    def interpret(self, args):
+        """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
+        program = self.program
+        if self.symbolic:
+            program = specialize(program, bind_dims(program, args))
+        return eval_program(program, list(args))
 
     def _compile_in_background(self, args):
         try:
@@ -161,10 +170,12 @@ class Plan:
             return self.segments[0](list(args))
         env = dict(zip(self.program.invars, args))
         env.update(self.consts)
+        dims = bind_dims(self.program, args) if self.symbolic else None
         for seg in self.segments:
             if type(seg) is InterpretedStep:
                 eqn = seg.eqn
-                out = eqn.prim.impl(*[_read(env, v) for v in eqn.invars], **eqn.params)
+                params = eqn.params if dims is None else substitute(eqn.params, dims)
+                out = eqn.prim.impl(*[_read(env, v) for v in eqn.invars], **params)
                 env.update(zip(eqn.outvars, out if eqn.prim.multiple_results else [out]))
             else:
                 sub = seg.program

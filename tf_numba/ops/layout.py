@@ -144,17 +144,8 @@ deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 # ---------------------------------------------------------------- reshape
 
 def _same_size(a, b):
-    """Whether two shapes hold the same number of elements (symbols must pair up)."""
-    def split(shape):
-        n, syms = 1, []
-        for d in shape:
-            if isinstance(d, Sym):
-                syms.append(d.name)
-            else:
-                n *= d
-        return n, sorted(syms)
-    (na, sa), (nb, sb) = split(a), split(b)
-    return na == nb and (sa == sb or na == 0)
+    """Whether two shapes hold the same number of elements (symbolic dims multiply out)."""
+    return math.prod(a) == math.prod(b)
 
 
 def _reshape_eval(x, *, new_sizes):

@@ -1,0 +1,14 @@
+"""The runtime: compile once (symbolic shapes), prepare per specialization, run many times.
+
+>>> rt = Runtime()
+>>> cpu = CpuEngine(threads=2)
+>>> program = tf.make_program(f)(tf.symbolic(("n",), np.float64))
+>>> prepared = rt.prepare(program, [x], [cpu.target()])
+>>> rt.run([cpu], prepared, [x])
+"""
+from .engine import CpuEngine, EngineTarget
+from .plan_cache import PlanCache
+from .runtime import Prepared, Runtime, RuntimeConfig, default_runtime
+
+__all__ = ["CpuEngine", "EngineTarget", "PlanCache", "Prepared", "Runtime", "RuntimeConfig",
+           "default_runtime"]
