@@ -8,7 +8,7 @@ import pytest
 import tf_numba.numpy as tnp
 from tf_numba.errors import DTypeError, ShapeError, UnsupportedError
 
-from conftest import DTYPES, assert_same, check, run_traced, sample
+from conftest import DTYPES, assert_same, check, numpy_reference, run_traced, sample
 
 # name, input domain, exact (False: composite, compared within the dtype's tolerance)
 UNARY = [
@@ -48,22 +48,7 @@ BINARY = [
     ("bitwise_and", "any", True), ("bitwise_or", "any", True), ("bitwise_xor", "any", True),
 ]
 
-# NumPy loops tf_numba lacks are widened: float16 -> float32, int8 -> int64.
-_WIDENED = {np.dtype(np.float16): np.float32, np.dtype(np.int8): np.int64}
-
-
-def _expected(np_fn, args):
-    """NumPy's result; where NumPy computes in float16/int8, NumPy's result for the
-    inputs widened the way tf_numba widens them."""
-    with np.errstate(all="ignore"):
-        out = np_fn(*args)
-    dt = getattr(out, "dtype", None)
-    if dt in _WIDENED:
-        wide = [np.asarray(a).astype(_WIDENED[dt]) if np.asarray(a).dtype.kind in "bi" else a
-                for a in args]
-        with np.errstate(all="ignore"):
-            out = np_fn(*wide)
-    return out
+_expected = numpy_reference
 
 
 def _check_or_raise(name, args, exact, static=()):

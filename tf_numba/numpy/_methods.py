@@ -44,6 +44,19 @@ _UNARY = {"neg": math.negative, "pos": math.positive, "abs": math.absolute,
           "invert": math.invert}
 
 
+def _pow(self, other):
+    """``x ** y``, with ndarray's fast paths: a float or complex array to the Python power
+    2, -1 or 0.5 is ``square``, ``reciprocal`` or ``sqrt`` (bit-identical to NumPy)."""
+    if not _is_operand(other):
+        return NotImplemented
+    if self.dtype.kind in "fc":
+        if type(other) is int and other in (2, -1):
+            return (math.square if other == 2 else math.reciprocal)(self)
+        if type(other) is float and other == 0.5:
+            return math.sqrt(self)
+    return math.power(self, other)
+
+
 def _reshape(self, *shape, order="C"):
     """``reshape((2, 3))`` or ``reshape(2, 3)``."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -121,6 +134,7 @@ def install():
         setattr(Tracer, f"__{name}__", _forward(fn))
     for name, fn in _UNARY.items():
         setattr(Tracer, f"__{name}__", fn)
+    Tracer.__pow__ = _pow
     for name, fn in _METHODS.items():
         setattr(Tracer, name, fn)
     for name, fn in _PROPERTIES.items():

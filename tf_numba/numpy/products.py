@@ -109,7 +109,9 @@ def vdot(a, b, /):
     """
     from .math import conj
     x, y = _operands("vdot", a, b)
-    x, y = layout.reshape(conj(x), (-1,)), layout.reshape(y, (-1,))
+    if dtypes.is_complex(aval_of(x).dtype):
+        x = conj(x)
+    x, y = layout.reshape(x, (-1,)), layout.reshape(y, (-1,))
     if _shape(x) != _shape(y):
         raise ShapeError(f"vectors have different lengths: {_shape(x)} and {_shape(y)}",
                          op="vdot")
@@ -170,7 +172,7 @@ def tensordot(a, b, axes=2):
         if sx[i] != sy[j]:
             raise ShapeError(f"shape-mismatch for sum: shapes {sx} and {sy} differ on axes "
                              f"{i} and {j}", op="tensordot")
-    return P.scalar_result(_contract(x, y, ((tuple(ax_a), tuple(ax_b)), ((), ()))))
+    return _contract(x, y, ((tuple(ax_a), tuple(ax_b)), ((), ())))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -226,7 +228,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     b0, b1 = part(y, 0), part(y, 1)
     cp2 = subtract(multiply(a0, b1), multiply(a1, b0))
     if na == 2 and nb == 2:
-        return P.scalar_result(cp2)
+        return cp2 if P.is_tracer(cp2) else np.asarray(cp2)
     if na == 2:
         b2 = part(y, 2)
         cp0, cp1 = multiply(a1, b2), negative(multiply(a0, b2))

@@ -130,8 +130,7 @@ def sort_complex(a):
     x = _arr(a)
     dt = aval_of(x).dtype
     if not dtypes.is_complex(dt):
-        x = ew.convert_element_type(x, dtypes.complex64 if dt == dtypes.float32
-                                    else dtypes.complex128)
+        x = ew.convert_element_type(x, dtypes.complex128)   # NumPy's 'D' for these dtypes
     return sort(x)
 
 

@@ -1,0 +1,116 @@
+"""tnp products (dot, matmul, tensordot, ...) against NumPy, eagerly and traced."""
+import itertools
+
+import numpy as np
+import pytest
+
+import tf_numba.numpy as tnp
+from tf_numba.errors import ShapeError
+
+from conftest import DTYPES, check, sample
+
+RNG = np.random.default_rng(0)
+
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (5, 3, 4)),
+                 ((5, 2, 3), (3,)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+                 ((1, 2, 3), (5, 3, 4)), ((4, 1, 2, 3), (5, 3, 2)), ((0, 3), (3, 2))]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=repr)
+def test_matmul_shapes(sa, sb):
+    a, b = sample(np.float64, sa, RNG), sample(np.float64, sb, RNG)
+    check(tnp.matmul, np.matmul, a, b, exact=False)
+    check(lambda x, y: x @ y, np.matmul, a, b, exact=False)
+
+
+PAIRS = list(itertools.product(DTYPES, DTYPES))
+
+
+@pytest.mark.parametrize("dt1,dt2", PAIRS,
+                         ids=[f"{np.dtype(a).name}-{np.dtype(b).name}" for a, b in PAIRS])
+def test_products_promote_like_numpy(dt1, dt2):
+    a, b = sample(dt1, (2, 3), RNG), sample(dt2, (3, 4), RNG)
+    exact = np.dtype(dt1).kind in "biu" and np.dtype(dt2).kind in "biu"
+    check(tnp.matmul, np.matmul, a, b, exact=exact)
+    check(tnp.dot, np.dot, a, b, exact=exact)
+    check(tnp.inner, np.inner, a, b.T, exact=exact)
+    check(tnp.outer, np.outer, a, b, exact=True)
+    check(tnp.vdot, np.vdot, a, b[:, :2].T, exact=exact)
+    check(tnp.kron, np.kron, a, b, exact=True)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (3,)), ((2, 3), (4, 3, 5)), ((3,), (3,)),
+                                   ((), (2, 2)), ((2, 3, 4), (4,)), ((3,), (3, 2))], ids=repr)
+def test_dot_and_inner_shapes(sa, sb):
+    a, b = sample(np.float32, sa, RNG), sample(np.float32, sb, RNG)
+    check(tnp.dot, np.dot, a, b, exact=False)
+    bi = np.moveaxis(b, -2, -1) if b.ndim >= 2 else b
+    check(tnp.inner, np.inner, a, bi, exact=False)
+
+
+TENSORDOTS = [((3, 4), (5, 2), 0), ((3, 4), (4, 2), 1), ((3, 4, 5), (4, 5, 2), 2),
+              ((3, 4, 5), (4, 3, 2), ([1, 0], [0, 1])), ((3, 4, 5), (2, 5), ([2], [1])),
+              ((3, 4, 5), (5, 2, 3), ([0, 2], [2, 0])), ((3, 4), (3, 4), 2)]
+
+
+@pytest.mark.parametrize("sa,sb,axes", TENSORDOTS, ids=repr)
+def test_tensordot(sa, sb, axes):
+    a, b = sample(np.float64, sa, RNG), sample(np.float64, sb, RNG)
+    check(lambda x, y: tnp.tensordot(x, y, axes), lambda x, y: np.tensordot(x, y, axes), a, b,
+          exact=False)
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 2])
+def test_trace(offset):
+    for dtype in [np.int32, np.float32, np.bool_]:
+        a = sample(dtype, (3, 4, 2), RNG)
+        check(lambda x: tnp.trace(x, offset), lambda x: np.trace(x, offset), a)
+        check(lambda x: tnp.trace(x, offset, 1, 2), lambda x: np.trace(x, offset, 1, 2), a)
+    check(lambda x: tnp.trace(x, dtype=np.float64), lambda x: np.trace(x, dtype=np.float64),
+          sample(np.int32, (3, 3), RNG))
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((4, 3), (3,)), ((2, 1, 3), (4, 3)),
+                                   ((2,), (3,)), ((3,), (2,)), ((2,), (2,)), ((5, 2), (5, 2))],
+                         ids=repr)
+def test_cross(sa, sb):
+    a, b = sample(np.float64, sa, RNG), sample(np.float64, sb, RNG)
+    if sa[-1] == 2 and sb[-1] == 2:
+        with pytest.warns(DeprecationWarning):
+            expected = np.cross(a, b)
+        check(tnp.cross, lambda x, y: expected, a, b)
+        return
+    check(tnp.cross, np.cross, a, b)
+    ai, bi = sample(np.int64, sa, RNG), sample(np.int64, sb, RNG)
+    check(tnp.cross, np.cross, ai, bi)
+
+
+def test_cross_axes():
+    a, b = sample(np.float64, (3, 4), RNG), sample(np.float64, (4, 3), RNG)
+    check(lambda x, y: tnp.cross(x, y, axisa=0, axisb=1, axisc=0),
+          lambda x, y: np.cross(x, y, axisa=0, axisb=1, axisc=0), a, b)
+
+
+def test_vecdot_matvec_vecmat():
+    a = sample(np.complex128, (2, 3), RNG)
+    b = sample(np.complex128, (3,), RNG)
+    m = sample(np.complex128, (4, 2, 3), RNG)
+    check(tnp.vecdot, np.vecdot, a, b, exact=False)
+    check(lambda x, y: tnp.vecdot(x, y, axis=0), lambda x, y: np.vecdot(x, y, axis=0),
+          a.T, a.T, exact=False)
+    check(tnp.matvec, np.matvec, m, b, exact=False)
+    check(tnp.vecmat, np.vecmat, a[:, 0], m, exact=False)
+
+
+def test_shape_mismatches_name_the_function_and_shapes():
+    with pytest.raises(ShapeError, match=r"matmul.*\(2, 3\).*\(4, 5\)"):
+        tnp.matmul(np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ShapeError, match="dot"):
+        tnp.dot(np.ones((2, 3)), np.ones(4))
+    with pytest.raises(ShapeError, match="matmul"):
+        tnp.matmul(np.ones((2, 2, 3)), np.ones((3, 3, 4)))
+    with pytest.raises(ShapeError, match="matmul"):
+        tnp.matmul(np.float64(1.0), np.ones(3))
+    with pytest.raises(ShapeError, match="tensordot"):
+        tnp.tensordot(np.ones((2, 3)), np.ones((2, 3)), ([0], [1]))
