@@ -31,10 +31,47 @@ JAX_ASYNC = "jax (async)"
 JAX_SYNC = "jax (sync)"
 JAX = "jax"                     # what a script calls JAX; renamed per dispatch configuration
 INFO = "info"                   # a targets() line that informs and is not a target
+SETTLE_SECONDS = 0.02           # pause between tools so other thread pools stop spinning
+TIME_EACH_CALL_SECONDS = 20e-6  # calls at least this long are timed one by one
 
 
 def load_average():
     return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+class ForeignLoad:
+    """CPU time other processes used while a block ran, in cores (from /proc/stat).
+
+    The load average lags by a minute and counts our own threads; this says how much of
+    the machine something else took during exactly this measurement.
+    """
+
+    def __enter__(self):
+        self.start = (_proc_stat_busy(), _own_cpu(), time.perf_counter())
+        return self
+
+    def __exit__(self, *exc):
+        busy, own, t = _proc_stat_busy(), _own_cpu(), time.perf_counter()
+        if busy is None or self.start[0] is None:
+            self.cores = None
+        else:
+            self.cores = max(0.0, ((busy - self.start[0]) - (own - self.start[1]))
+                             / (t - self.start[2]))
+
+
+def _proc_stat_busy():
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def machine_info():
@@ -53,6 +90,13 @@ def machine_info():
             info[mod] = __import__(mod).__version__
         except (ImportError, AttributeError):
             info[mod] = None
+    for mod in ("numpy", "scipy"):
+        try:
+            deps = __import__(mod).show_config(mode="dicts")["Build Dependencies"]["blas"]
+            info[f"{mod}_blas"] = (deps.get("openblas configuration") or
+                                   f"{deps.get('name')} {deps.get('version')}")
+        except Exception:  # noqa: BLE001 - informational only
+            info[f"{mod}_blas"] = None
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
                 "OPENBLAS_NUM_THREADS"):
         info[var] = os.environ.get(var)
@@ -130,26 +174,48 @@ class Case:
 
 
 def _calibrate(fn, batch_seconds):
-    """Calls per timed batch so that a batch lasts about ``batch_seconds``."""
+    """(calls per timed batch, estimated seconds per call): a batch lasts ~``batch_seconds``.
+
+    The estimate is the fastest of a few trials, so a stall while calibrating (another job
+    taking a core) does not shrink every later batch to one call.
+    """
     t0 = time.perf_counter()
     fn()
     once = time.perf_counter() - t0
     if once >= batch_seconds:
-        return 1
-    number = 1
+        return 1, once
+    number, per_call = 1, once
     while True:
         t0 = time.perf_counter()
         for _ in range(number):
             fn()
         elapsed = time.perf_counter() - t0
+        per_call = min(per_call, elapsed / number)
         if elapsed >= batch_seconds / 4 or number >= 1 << 20:
             break
         number *= 4
-    return max(1, int(number * batch_seconds / max(elapsed, 1e-9)))
+    for _ in range(2):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        per_call = min(per_call, (time.perf_counter() - t0) / number)
+    return max(1, int(batch_seconds / max(per_call, 1e-9))), per_call
 
 
-def measure(tools, rounds, batch_seconds, warmup=3):
-    """{tool: stats}: per-call medians over ``rounds`` interleaved rounds."""
+def measure(tools, rounds, batch_seconds, warmup=3, settle_seconds=SETTLE_SECONDS):
+    """{tool: stats}: per-call medians over ``rounds`` interleaved rounds.
+
+    A round times a batch of calls of each tool in turn (rotating who goes first). A round's
+    sample is the batch's mean per-call time, or, for calls of at least
+    ``TIME_EACH_CALL_SECONDS``, the median of the batch's individually timed calls: a
+    single stall (2-thread BLAS while another job holds a core can stall a call by ~30 ms)
+    then does not move the round. The reported time is the median over rounds.
+
+    Between two tools' batches the harness sleeps ``settle_seconds`` (outside any timing):
+    NumPy, numba (SciPy's OpenBLAS) and XLA each keep their own thread pool whose workers
+    spin for a while after a call, and on two cores a pool still spinning makes the next
+    tool's first BLAS call up to ~100x slower. A user running one tool never sees that.
+    """
     names = list(tools)
     for name in names:
         t0 = time.perf_counter()
@@ -157,23 +223,38 @@ def measure(tools, rounds, batch_seconds, warmup=3):
             tools[name]()
             if time.perf_counter() - t0 > 0.3:
                 break
-    numbers = {name: _calibrate(tools[name], batch_seconds) for name in names}
+    numbers, each = {}, {}
+    for name in names:
+        numbers[name], per_call = _calibrate(tools[name], batch_seconds)
+        each[name] = per_call >= TIME_EACH_CALL_SECONDS
+        time.sleep(settle_seconds)
     samples = {name: [] for name in names}
     gc.collect()
+    clock = time.perf_counter
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
             fn, number = tools[name], numbers[name]
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / number)
+            if each[name]:
+                calls = []
+                for _ in range(number):
+                    t0 = clock()
+                    fn()
+                    calls.append(clock() - t0)
+                samples[name].append(statistics.median(calls))
+            else:
+                t0 = clock()
+                for _ in range(number):
+                    fn()
+                samples[name].append((clock() - t0) / number)
+            if settle_seconds:
+                time.sleep(settle_seconds)
     out = {}
     for name in names:
         s = sorted(samples[name])
         q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0], s[0], s[0]]
         out[name] = dict(median=statistics.median(s), q1=q[0], q3=q[2], min=s[0],
-                         rounds=len(s), number=numbers[name])
+                         rounds=len(s), number=numbers[name], each_call_timed=each[name])
     return out
 
 
@@ -220,7 +301,10 @@ class Bench:
                   f"ratios are time / time (above 1: slower than tf_numba / {reference})")
         for case in cases:
             case.load_before = os.getloadavg()
-            case.results = measure(case.tools, case.rounds or self.rounds, self.batch_seconds)
+            with ForeignLoad() as foreign:
+                case.results = measure(case.tools, case.rounds or self.rounds,
+                                       self.batch_seconds)
+            case.foreign_cores = foreign.cores
             case.load_after = os.getloadavg()
         if self.sync_child:
             self._write_json(cases, [])
@@ -285,8 +369,10 @@ class Bench:
 
     def _print_case(self, case, reference):
         rounds = f", {case.rounds} rounds" if case.rounds else ""
+        foreign = ("" if case.foreign_cores is None else
+                   f", other processes used {case.foreign_cores:.2f} of {os.cpu_count()} cores")
         print(f"\n-- {case.label}   (load {case.load_before[0]:.2f} -> {case.load_after[0]:.2f}"
-              f"{rounds})")
+              f"{foreign}{rounds})")
         print(f"   {'tool':<22}{'median':>11}{'IQR':>21}{'calls':>7}"
               f"{'/ tf_numba':>12}{'/ ' + reference:>14}")
         for tool, r in case.results.items():
@@ -314,6 +400,7 @@ class Bench:
         data = dict(name=self.name, quick=self.quick, rounds=self.rounds,
                     machine=machine_info(), reference=self.reference, summary=summary,
                     cases=[dict(label=c.label, params=c.params, notes=c.notes,
+                                foreign_cores=c.foreign_cores,
                                 results=c.results,
                                 ratios_to_tf={t: self.ratio_to_tf(c, t) for t in c.results},
                                 ratios_to_ref={t: self.ratio_to_ref(c, t) for t in c.results})
