@@ -567,10 +567,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     if not dtypes.is_inexact(_dt(x)):
         return var(x, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                    correction=correction)
-    valid = ew.not_(_isnan(x))
+    # NaNs are zeroed before var sees them (as NumPy's nanvar does), so no NaN reaches
+    # even a masked-out product, where it would poison the derivatives.
+    replaced, mask = _nan_replaced(x, 0)
+    valid = ew.not_(mask)
     if where is not True:
         valid = ew.and_(valid, P.broadcast_to(_truth(_arr(where)), _shape(x)))
-    return var(x, axis, dtype, out, ddof, keepdims, where=valid, mean=mean,
+    return var(replaced, axis, dtype, out, ddof, keepdims, where=valid, mean=mean,
                correction=correction)
 
 
