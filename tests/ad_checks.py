@@ -150,23 +150,27 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), *, rng=None, rtol=RTOL, 
     args = tuple(args)
 
     def recurse(fn, level, tol):
+        # every check of this order first, so a failure names the lowest order that fails
+        kw = dict(rng=rng, rtol=tol, atol=tol * atol / rtol, eps=eps)
         if "fwd" in modes:
-            check_jvp(fn, args, rng=rng, rtol=tol, atol=tol * atol / rtol, eps=eps)
-            if level < order:
-                t = _tangents(rng, args)
-
-                def f_jvp(*xs):
-                    return tf.jvp(fn, xs, t)
-                f_jvp.__qualname__ = f"jvp({_name(fn)})"
-                recurse(f_jvp, level + 1, 10 * tol)
+            check_jvp(fn, args, **kw)
         if "rev" in modes:
-            check_vjp(fn, args, rng=rng, rtol=tol, atol=tol * atol / rtol, eps=eps)
-            if level < order:
-                ct = _tangents(rng, fn(*args))
+            check_vjp(fn, args, **kw)
+        if level >= order:
+            return
+        if "fwd" in modes:
+            t = _tangents(rng, args)
 
-                def f_vjp(*xs):
-                    return tf.vjp(fn, *xs)[1](ct)
-                f_vjp.__qualname__ = f"vjp({_name(fn)})"
-                recurse(f_vjp, level + 1, 10 * tol)
+            def f_jvp(*xs):
+                return tf.jvp(fn, xs, t)
+            f_jvp.__qualname__ = f"jvp({_name(fn)})"
+            recurse(f_jvp, level + 1, 10 * tol)
+        if "rev" in modes:
+            ct = _tangents(rng, fn(*args))
+
+            def f_vjp(*xs):
+                return tf.vjp(fn, *xs)[1](ct)
+            f_vjp.__qualname__ = f"vjp({_name(fn)})"
+            recurse(f_vjp, level + 1, 10 * tol)
 
     recurse(f, 1, rtol)
