@@ -48,7 +48,7 @@ def bind_dims(program, args, what="input"):
         lhs, rhs = evaluate(g.lhs, values), evaluate(g.rhs, values)
         if lhs != rhs:
             where = f"\n  at {g.source}" if g.source else ""
-            raise ShapeError(f"{g.op} needs {g.lhs} == {g.rhs}, but the inputs give "
+            raise ShapeError(f"needs {g.lhs} == {g.rhs}, but the inputs give "
                              f"{g.lhs} = {lhs} and {g.rhs} = {rhs}{where}", op=g.op)
     return values
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..core.shapes import broadcast_shapes, normalize_axes, normalize_axis
+from ..core.shapes import broadcast_shapes, normalize_axes, normalize_axis, same_shape
 from ..core.trace import Tracer, current_builder
 from ..errors import ConcretizationError, DTypeError, ShapeError, UnsupportedError
 from ..ops import elementwise as ew
@@ -132,7 +132,7 @@ def broadcast_to(x, shape, name="broadcast_to"):
     xs, shape = shape_of(x), tuple(shape)
     if xs == shape:
         return x
-    if broadcast_shapes(xs, shape, op=name) != shape:
+    if not same_shape(broadcast_shapes(xs, shape, op=name), shape, name):
         raise ShapeError(f"cannot broadcast shape {xs} to shape {shape}", op=name)
     if is_weak(x):
         x = np.asarray(x, dtypes.of_scalar(x))

@@ -31,27 +31,39 @@ class RuntimeConfig:
         return (("fastmath", self.fastmath),)
 
 
-class Prepared:
-    """A plan prepared by one runtime, in one epoch, for one list of engine targets."""
-    __slots__ = ("plan", "program", "targets", "runtime_id", "epoch", "projection",
-                 "last_signature", "nbytes")
+class PlanEntry:
+    """What the plan cache holds: the lowered plan and the input projection it serves."""
+    __slots__ = ("plan", "projection", "nbytes", "last_signature")
 
-    def __init__(self, plan, program, targets, runtime_id, epoch, projection):
+    def __init__(self, plan, projection):
         self.plan = plan
+        self.projection = projection
+        self.nbytes = _plan_bytes(plan)
+        self.last_signature = None
+
+
+class Prepared:
+    """A plan prepared by one runtime, in one epoch, for one list of engine targets,
+    bound to the program it was asked for (whose input defaults ``run`` uses)."""
+    __slots__ = ("entry", "program", "targets", "runtime_id", "epoch")
+
+    def __init__(self, entry, program, targets, runtime_id, epoch):
+        self.entry = entry
         self.program = program
-        self.targets = tuple(targets)
+        self.targets = targets
         self.runtime_id = runtime_id
         self.epoch = epoch
-        self.projection = projection
-        self.last_signature = None
-        self.nbytes = _plan_bytes(plan)
+
+    @property
+    def plan(self):
+        return self.entry.plan
 
     def as_text(self):
-        return self.plan.as_text()
+        return self.entry.plan.as_text()
 
     def check(self, args):
         """SpecializationMismatch naming the first input and axis that differ."""
-        for i, ((dtype, dims), x) in enumerate(zip(self.projection, args)):
+        for i, ((dtype, dims), x) in enumerate(zip(self.entry.projection, args)):
             x_dtype, shape = np.result_type(x), np.shape(x)
             if x_dtype != dtype:
                 raise SpecializationMismatch(
@@ -155,11 +167,9 @@ class Runtime:
         key = (program.fingerprint(), self.id, epoch, targets, config.compiler_options(),
                _projection_key(projection))
 
-        def lower():
-            plan = Plan(program, tiered=config.tiered)
-            return Prepared(plan, program, targets, self.id, epoch, projection)
-
-        return self.plans.get_or_prepare(key, lower)
+        entry = self.plans.get_or_prepare(
+            key, lambda: PlanEntry(Plan(program, tiered=config.tiered), projection))
+        return Prepared(entry, program, targets, self.id, epoch)
 
     def _check_run(self, engines, prepared):
         if prepared.runtime_id != self.id:
@@ -184,10 +194,11 @@ class Runtime:
         self._check_run(engines, prepared)
         args = self.bind_inputs(prepared.program, inputs)
         signature = tuple((a.dtype, a.shape) for a in args)
-        if signature != prepared.last_signature:
+        entry = prepared.entry
+        if signature != entry.last_signature:
             prepared.check(args)
-            prepared.last_signature = signature
-        return prepared.plan.run(args)
+            entry.last_signature = signature
+        return entry.plan.run(args)
 
     def warm_up(self, engines, prepared, inputs=()):
         """Run once and discard the outputs, paying first-run costs (compilation) now."""
