@@ -1,0 +1,755 @@
+"""Linear algebra ops (family ``tf_numba.linalg.v1``): LAPACK through NumPy/SciPy, with AD.
+
+Every op works on stacks of matrices (leading batch dims), runs on the host under ``jit``
+(between compiled kernels), and has a JVP built from ops that have rules of their own, so
+derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve`` and
+``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its direction.
+
+Conventions of the derivative rules (each follows the impl, so finite differences agree):
+
+- ``cholesky`` and ``eigh`` read the lower triangle (LAPACK ``uplo='L'``, as NumPy): their
+  tangents are the Hermitian matrices built from the lower triangle of the perturbation.
+- Degenerate eigenvalues / singular values: the eigenvector (singular vector) derivative
+  couples pairs ``i, j`` through ``1 / (w_j - w_i)`` (``1 / (s_j^2 - s_i^2)``). Pairs closer
+  than ``DEGENERACY_RTOL * n * max|w|`` (``... * max(s)^2``) span a subspace in which the
+  vectors are not unique; their coupling is set to 0 instead of +-inf. The result is the
+  exact derivative of every function that does not depend on the basis chosen inside a
+  degenerate subspace (projectors, reconstructions, eigenvalues), and finite always.
+- Zero singular values: the terms ``1 / s_i`` of a non-square SVD are taken as 0 for
+  ``s_i == 0`` (the column they scale is arbitrary there), so gradients stay finite.
+- Complete QR / full SVD of a non-square matrix: the extra columns of Q / U / V are an
+  arbitrary orthonormal completion; their derivative is the one that keeps them orthogonal
+  to the rest without rotating among themselves.
+- Complex values follow JAX: transposes, not Hermitian adjoints (``core/linear.py``).
+
+References: Giles, "An extended collection of matrix derivative results" (2008) for
+inv/det/solve; Murray, "Differentiation of the Cholesky decomposition" (2016); Townsend,
+"Differentiating the singular value decomposition" (2016) and JAX's ``svd_jvp_rule``;
+Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm.
+"""
+import numpy as np
+
+from ..core import dtypes
+from ..core.ir import ShapedArray
+from ..core.linear import Zero, aval_of, is_undefined, is_zero, instantiate
+from ..core.primitive import register
+from ..errors import DTypeError, ShapeError, UnsupportedError
+from . import Family, batch_leading
+
+FAMILY = Family("tf_numba.linalg.v1", module=__name__,
+                doc="LAPACK-backed factorizations, solves and matrix functions")
+
+DEGENERACY_RTOL = float(np.finfo(np.float64).eps) * 10
+
+
+def _tnp():
+    from .. import numpy as tnp
+    return tnp
+
+
+# ---------------------------------------------------------------- abstract evaluation
+
+def _check_matrix(name, a, square=False):
+    if a.ndim < 2:
+        raise ShapeError(f"needs an array of at least 2 dims (a stack of matrices), got "
+                         f"shape {a.shape}", op=name)
+    if square and a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"needs square matrices, got shape {a.shape} (last two dims "
+                         f"{a.shape[-2]} x {a.shape[-1]})", op=name)
+    if not dtypes.is_inexact(a.dtype):
+        raise DTypeError(f"needs a float or complex dtype, got {a.dtype.name}", op=name)
+
+
+def _same(name, a):
+    _check_matrix(name, a, square=True)
+    return a
+
+
+def _solve_eval(name):
+    def abstract_eval(a, b, **params):
+        _check_matrix(name, a, square=True)
+        _check_matrix(name, b)
+        if a.dtype != b.dtype:
+            raise DTypeError(f"operands need one dtype, got {a.dtype.name} and "
+                             f"{b.dtype.name}", op=name)
+        if a.shape[:-2] != b.shape[:-2]:
+            raise ShapeError(f"batch dims differ: {a.shape} and {b.shape}", op=name)
+        n = a.shape[-1]
+        side = b.shape[-2] if params.get("left_side", True) else b.shape[-1]
+        if side != n:
+            raise ShapeError(f"matrix of shape {a.shape[-2:]} does not fit right-hand side "
+                             f"of shape {b.shape[-2:]}", op=name)
+        return b
+    return abstract_eval
+
+
+def _real_of(a):
+    return ShapedArray(a.shape, dtypes.real_part(a.dtype))
+
+
+# ---------------------------------------------------------------- NumPy/SciPy impls
+
+def _masked_triangle(a, lower, unit_diagonal):
+    a = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        a = a.copy()
+        idx = np.arange(a.shape[-1])
+        a[..., idx, idx] = 1
+    return a
+
+
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                           unit_diagonal):
+    import scipy.linalg
+    a = _masked_triangle(np.asarray(a), lower, unit_diagonal)
+    b = np.asarray(b)
+    if conjugate_a:
+        a = np.conj(a)
+    if transpose_a:
+        a, lower = np.swapaxes(a, -1, -2), not lower
+    if not left_side:       # X A = B  <=>  A^T X^T = B^T
+        a, b, lower = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not lower
+    if a.ndim == 2:
+        x = scipy.linalg.solve_triangular(a, b, lower=lower, check_finite=False)
+    else:
+        x = np.linalg.solve(a, b)
+    return np.swapaxes(x, -1, -2) if not left_side else x
+
+
+def _per_matrix(fn, *arrays):
+    """Apply a 2-D-only SciPy routine to each matrix of equally batched stacks."""
+    batch = arrays[0].shape[:-2]
+    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
+    outs = [fn(*mats) for mats in zip(*flat)]
+    if not outs:
+        return np.zeros(batch + arrays[-1].shape[-2:], arrays[-1].dtype)
+    return np.stack(outs).reshape(batch + outs[0].shape)
+
+
+def _expm_impl(a):
+    import scipy.linalg
+    return np.asarray(scipy.linalg.expm(a), a.dtype)
+
+
+def _expm_frechet_impl(a, e):
+    import scipy.linalg
+    out = _per_matrix(lambda x, y: scipy.linalg.expm_frechet(x, y, compute_expm=False,
+                                                            check_finite=False), a, e)
+    return out.astype(a.dtype)
+
+
+def _lu_impl(a):
+    import scipy.linalg
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, m, n))
+    lus = np.empty_like(flat)
+    pivs = np.empty((flat.shape[0], min(m, n)), np.int32)
+    for i, mat in enumerate(flat):
+        lus[i], pivs[i] = scipy.linalg.lu_factor(mat, check_finite=False)
+    piv = pivs.reshape(batch + (min(m, n),))
+    return [lus.reshape(a.shape), piv, _pivots_to_permutation_impl(piv, m=m)]
+
+
+def _pivots_to_permutation_impl(piv, *, m):
+    piv = np.asarray(piv)
+    perm = np.broadcast_to(np.arange(m, dtype=np.int32), piv.shape[:-1] + (m,)).copy()
+    rows = perm.reshape(-1, m)
+    for r, p in zip(rows, piv.reshape(-1, piv.shape[-1])):
+        for i, j in enumerate(p):
+            r[i], r[j] = r[j], r[i]
+    return perm
+
+
+def _qr_impl(a, *, full):
+    q, r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    return [q, r]
+
+
+def _svd_impl(a, *, full_matrices):
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return [u, s, vh]
+
+
+# ---------------------------------------------------------------- ops
+
+def _qr_eval(a, *, full):
+    _check_matrix("qr", a)
+    m, n = a.shape[-2:]
+    k = m if full else min(m, n)
+    batch = a.shape[:-2]
+    return (ShapedArray(batch + (m, k), a.dtype), ShapedArray(batch + (k, n), a.dtype))
+
+
+def _svd_eval(a, *, full_matrices):
+    _check_matrix("svd", a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    mu, nv = (m, n) if full_matrices else (k, k)
+    return (ShapedArray(batch + (m, mu), a.dtype), ShapedArray(batch + (k,), dtypes.real_part(a.dtype)),
+            ShapedArray(batch + (nv, n), a.dtype))
+
+
+def _svdvals_eval(a):
+    _check_matrix("svdvals", a)
+    return ShapedArray(a.shape[:-2] + (min(a.shape[-2:]),), dtypes.real_part(a.dtype))
+
+
+def _eigh_eval(a):
+    _check_matrix("eigh", a, square=True)
+    return (ShapedArray(a.shape[:-1], dtypes.real_part(a.dtype)), a)
+
+
+def _eigvalsh_eval(a):
+    _check_matrix("eigvalsh", a, square=True)
+    return ShapedArray(a.shape[:-1], dtypes.real_part(a.dtype))
+
+
+def _det_eval(a):
+    _check_matrix("det", a, square=True)
+    return ShapedArray(a.shape[:-2], a.dtype)
+
+
+def _slogdet_eval(a):
+    _check_matrix("slogdet", a, square=True)
+    return (ShapedArray(a.shape[:-2], a.dtype),
+            ShapedArray(a.shape[:-2], dtypes.real_part(a.dtype)))
+
+
+def _pinv_eval(a, *, rcond):
+    _check_matrix("pinv", a)
+    return ShapedArray(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+
+
+def _lu_eval(a):
+    _check_matrix("lu", a)
+    m, n = a.shape[-2:]
+    return (a, ShapedArray(a.shape[:-2] + (min(m, n),), dtypes.int32),
+            ShapedArray(a.shape[:-2] + (m,), dtypes.int32))
+
+
+def _pivots_eval(piv, *, m):
+    if piv.dtype != dtypes.int32 or piv.ndim < 1:
+        raise DTypeError(f"pivots must be an int32 array, got {piv}", op="lu_pivots_to_permutation")
+    return ShapedArray(piv.shape[:-1] + (m,), dtypes.int32)
+
+
+def _frechet_eval(a, e):
+    _check_matrix("expm_frechet", a, square=True)
+    if e.shape != a.shape or e.dtype != a.dtype:
+        raise ShapeError(f"direction {e} must match the matrix {a}", op="expm_frechet")
+    return a
+
+
+cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), np.linalg.cholesky)
+triangular_solve_p = FAMILY.op("triangular_solve", _solve_eval("triangular_solve"),
+                               _triangular_solve_impl)
+solve_p = FAMILY.op("solve", _solve_eval("solve"), np.linalg.solve)
+inv_p = FAMILY.op("inv", lambda a: _same("inv", a), np.linalg.inv)
+det_p = FAMILY.op("det", _det_eval, lambda a: np.asarray(np.linalg.det(a)))
+slogdet_p = FAMILY.op("slogdet", _slogdet_eval,
+                      lambda a: [np.asarray(x) for x in np.linalg.slogdet(a)],
+                      multiple_results=True)
+qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True)
+eigh_p = FAMILY.op("eigh", _eigh_eval, lambda a: list(np.linalg.eigh(a)),
+                   multiple_results=True)
+eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, np.linalg.eigvalsh)
+svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True)
+svdvals_p = FAMILY.op("svdvals", _svdvals_eval,
+                      lambda a: np.linalg.svd(a, compute_uv=False))
+pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond))
+lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True)
+lu_pivots_to_permutation_p = FAMILY.op("lu_pivots_to_permutation", _pivots_eval,
+                                       _pivots_to_permutation_impl)
+expm_p = FAMILY.op("expm", lambda a: _same("expm", a), _expm_impl)
+expm_frechet_p = FAMILY.op("expm_frechet", _frechet_eval, _expm_frechet_impl)
+
+for _prim, _ranks in ((cholesky_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
+                      (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)), (qr_p, (2,)),
+                      (eigh_p, (2,)), (eigvalsh_p, (2,)), (svd_p, (2,)), (svdvals_p, (2,)),
+                      (pinv_p, (2,)), (lu_p, (2,)), (lu_pivots_to_permutation_p, (1,)),
+                      (expm_p, (2,)), (expm_frechet_p, (2, 2))):
+    batch_leading(_prim, _ranks)
+
+
+def cholesky(a):
+    """Lower Cholesky factor of Hermitian positive-definite matrices (reads the lower triangle)."""
+    return cholesky_p.bind(a)
+
+
+def triangular_solve(a, b, *, left_side=True, lower=True, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+    """Solve ``op(A) X = B`` (``left_side``) or ``X op(A) = B`` with triangular ``A``; only the
+    ``lower`` (or upper) triangle of ``A`` is read; ``op`` transposes and/or conjugates."""
+    return triangular_solve_p.bind(a, b, left_side=left_side, lower=lower,
+                                   transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                   unit_diagonal=unit_diagonal)
+
+
+def solve(a, b):
+    """``X`` with ``A X = B`` for square ``A`` and matrix ``B`` (equal batch dims)."""
+    return solve_p.bind(a, b)
+
+
+def inv(a):
+    return inv_p.bind(a)
+
+
+def det(a):
+    return det_p.bind(a)
+
+
+def slogdet(a):
+    return slogdet_p.bind(a)
+
+
+def qr(a, full=False):
+    return qr_p.bind(a, full=full)
+
+
+def eigh(a):
+    return eigh_p.bind(a)
+
+
+def eigvalsh(a):
+    return eigvalsh_p.bind(a)
+
+
+def svd(a, full_matrices=False):
+    """(U, s, Vh), as ``numpy.linalg.svd``."""
+    return svd_p.bind(a, full_matrices=full_matrices)
+
+
+def svdvals(a):
+    return svdvals_p.bind(a)
+
+
+def pinv(a, rcond):
+    return pinv_p.bind(a, rcond=float(rcond))
+
+
+def lu(a):
+    """(lu, pivots, permutation): ``a[..., permutation, :] == L @ U`` with unit-lower ``L``
+    and upper ``U`` packed in ``lu``; ``pivots`` are LAPACK's (0-based) row swaps."""
+    return lu_p.bind(a)
+
+
+def lu_pivots_to_permutation(piv, m):
+    return lu_pivots_to_permutation_p.bind(piv, m=int(m))
+
+
+def expm(a):
+    return expm_p.bind(a)
+
+
+def expm_frechet(a, e):
+    """The Frechet derivative of ``expm`` at ``a`` in direction ``e`` (linear in ``e``)."""
+    return expm_frechet_p.bind(a, e)
+
+
+# ---------------------------------------------------------------- rule building blocks
+
+def _is_complex(x):
+    return dtypes.is_complex(aval_of(x).dtype)
+
+
+def _mT(x):
+    return _tnp().swapaxes(x, -1, -2)
+
+
+def _H(x):
+    return _tnp().conj(_mT(x)) if _is_complex(x) else _mT(x)
+
+
+def _conj(x):
+    return _tnp().conj(x) if _is_complex(x) else x
+
+
+def _mm(a, b):
+    return _tnp().matmul(a, b)
+
+
+def _diag(x):
+    return _tnp().diagonal(x, 0, -2, -1)
+
+
+def _eye(n, dt):
+    return np.eye(n, dtype=dt)
+
+
+def _diag_matrix(v, dt):
+    tnp = _tnp()
+    n = aval_of(v).shape[-1]
+    return tnp.multiply(tnp.expand_dims(v, -1), _eye(n, dt))
+
+
+def _real(x):
+    return _tnp().real(x) if _is_complex(x) else x
+
+
+def _dtype(x):
+    return aval_of(x).dtype
+
+
+def _hermitian_from_lower(t):
+    """The Hermitian matrix a lower-triangle-reading routine sees in ``t``."""
+    tnp = _tnp()
+    low = tnp.tril(t, -1)
+    n = aval_of(t).shape[-1]
+    diag = tnp.multiply(t, _eye(n, dtypes.real_part(_dtype(t))))
+    if _is_complex(t):
+        diag = tnp.real(diag).astype(_dtype(t))
+    return tnp.add(tnp.add(low, _H(low)), diag)
+
+
+def _safe_reciprocal_gaps(w, squared=False):
+    """``F[i, j] = 1 / (w_j - w_i)`` (or ``1 / (w_j^2 - w_i^2)``), 0 on the diagonal and for
+    pairs closer than the degeneracy tolerance (see the module docstring)."""
+    tnp = _tnp()
+    n = aval_of(w).shape[-1]
+    row, col = tnp.expand_dims(w, -2), tnp.expand_dims(w, -1)
+    gaps = tnp.multiply(row - col, row + col) if squared else row - col
+    scale = tnp.max(tnp.abs(w), axis=-1, keepdims=True) if n else 1.0
+    if squared:
+        scale = scale * scale
+    tol = tnp.expand_dims(scale * (DEGENERACY_RTOL * max(n, 1)), -1)
+    apart = tnp.abs(gaps) > tol
+    return tnp.where(apart, 1 / tnp.where(apart, gaps, 1), 0)
+
+
+def _jvp(prim):
+    """Register a JVP written as ``fn(out, primals, tangents, **params)`` returning the output
+    tangent(s), where ``tangents`` holds None for symbolically zero ones."""
+    def decorate(fn):
+        def rule(primals, tangents, **params):
+            out = prim.bind(*primals, **params)
+            outs = out if prim.multiple_results else [out]
+            if all(is_zero(t) for t in tangents):
+                zeros = [Zero(aval_of(o)) for o in outs]
+                return out, (zeros if prim.multiple_results else zeros[0])
+            ts = [None if is_zero(t) else t for t in tangents]
+            tout = fn(out, primals, ts, **params)
+            if not prim.multiple_results:
+                return out, tout
+            return out, [Zero(aval_of(o)) if t is None else t for o, t in zip(outs, tout)]
+        register("jvp", prim, rule)
+        return fn
+    return decorate
+
+
+# ---------------------------------------------------------------- JVP rules
+
+@_jvp(solve_p)
+def _solve_jvp(x, primals, tangents):
+    a, _ = primals
+    ta, tb = tangents
+    rhs = tb
+    if ta is not None:
+        term = _mm(ta, x)
+        rhs = _tnp().negative(term) if rhs is None else _tnp().subtract(rhs, term)
+    return solve(a, rhs)
+
+
+def _solve_transpose(ct, a, b):
+    if is_undefined(a):
+        raise UnsupportedError("solve is linear in its right-hand side only", op="linalg.solve")
+    return [None, solve(_mT(a), instantiate(ct))]
+
+
+register("transpose", solve_p, _solve_transpose)
+
+
+def _tri_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    return dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+
+
+def _op_a(a, transpose_a, conjugate_a):
+    if conjugate_a:
+        a = _conj(a)
+    return _mT(a) if transpose_a else a
+
+
+@_jvp(triangular_solve_p)
+def _triangular_solve_jvp(x, primals, tangents, **params):
+    # X = op(A)^-1 B:  dX = op(A)^-1 (dB - op(dA) X)  (left) or (dB - X op(dA)) op(A)^-1
+    tnp = _tnp()
+    a, _ = primals
+    ta, tb = tangents
+    rhs = tb
+    if ta is not None:
+        ta = tnp.tril(ta) if params["lower"] else tnp.triu(ta)
+        if params["unit_diagonal"]:
+            n = aval_of(ta).shape[-1]
+            ta = tnp.multiply(ta, 1 - _eye(n, dtypes.real_part(_dtype(ta))))
+        op = _op_a(ta, params["transpose_a"], params["conjugate_a"])
+        term = _mm(op, x) if params["left_side"] else _mm(x, op)
+        rhs = tnp.negative(term) if rhs is None else tnp.subtract(rhs, term)
+    return triangular_solve_p.bind(a, rhs, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, **params):
+    if is_undefined(a):
+        raise UnsupportedError("triangular_solve is linear in its right-hand side only",
+                               op="linalg.triangular_solve")
+    flipped = dict(params, transpose_a=not params["transpose_a"])
+    return [None, triangular_solve_p.bind(a, instantiate(ct), **flipped)]
+
+
+register("transpose", triangular_solve_p, _triangular_solve_transpose)
+
+
+@_jvp(inv_p)
+def _inv_jvp(ainv, primals, tangents):
+    (ta,) = tangents
+    return _tnp().negative(_mm(ainv, _mm(ta, ainv)))
+
+
+def _trace_of_solve(a, ta):
+    return _tnp().sum(_diag(solve(a, ta)), axis=-1)
+
+
+@_jvp(det_p)
+def _det_jvp(d, primals, tangents):
+    # d det A = det A * tr(A^-1 dA)   (Jacobi's formula)
+    return _tnp().multiply(d, _trace_of_solve(primals[0], tangents[0]))
+
+
+@_jvp(slogdet_p)
+def _slogdet_jvp(out, primals, tangents):
+    sign, _ = out
+    t = _trace_of_solve(primals[0], tangents[0])
+    if not _is_complex(t):
+        return [None, t]
+    tnp = _tnp()
+    return [tnp.multiply(sign, tnp.multiply(1j, tnp.imag(t))), tnp.real(t)]
+
+
+@_jvp(cholesky_p)
+def _cholesky_jvp(low, primals, tangents):
+    # dL = L Phi(L^-1 dA L^-H), Phi = lower triangle with half the diagonal (Murray 2016)
+    tnp = _tnp()
+    ta = _hermitian_from_lower(tangents[0])
+    y = triangular_solve(low, ta, left_side=True, lower=True)
+    z = triangular_solve(low, y, left_side=False, lower=True, transpose_a=True,
+                         conjugate_a=_is_complex(low))
+    n = aval_of(low).shape[-1]
+    phi = np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
+    return _mm(low, tnp.multiply(z, phi.astype(dtypes.real_part(_dtype(low)))))
+
+
+@_jvp(eigh_p)
+def _eigh_jvp(out, primals, tangents):
+    w, v = out
+    tnp = _tnp()
+    vhav = _mm(_H(v), _mm(_hermitian_from_lower(tangents[0]), v))
+    dw = _real(_diag(vhav))
+    dv = _mm(v, tnp.multiply(_safe_reciprocal_gaps(w), vhav))
+    return [dw, dv]
+
+
+def _quadratic_diag(u, ta, v):
+    """``real(diag(U^H dA V))`` with one matrix product."""
+    tnp = _tnp()
+    return _real(tnp.sum(tnp.multiply(_conj(u), _mm(ta, v)), axis=-2))
+
+
+@_jvp(eigvalsh_p)
+def _eigvalsh_jvp(w, primals, tangents):
+    _, v = eigh(primals[0])
+    return _quadratic_diag(v, _hermitian_from_lower(tangents[0]), v)
+
+
+@_jvp(svdvals_p)
+def _svdvals_jvp(s, primals, tangents):
+    u, _, vh = svd(primals[0], full_matrices=False)
+    return _quadratic_diag(u, tangents[0], _H(vh))
+
+
+def _safe_inverse(s):
+    tnp = _tnp()
+    nonzero = s != 0
+    return tnp.where(nonzero, 1 / tnp.where(nonzero, s, 1), 0)
+
+
+def _svd_reduced_jvp(a, u, s, vh, ta):
+    """(dU, ds, dV) of the reduced SVD (JAX's svd_jvp_rule, with zero singular values and
+    degenerate pairs handled as the module docstring says)."""
+    tnp = _tnp()
+    m, n = aval_of(a).shape[-2:]
+    k = min(m, n)
+    v = _H(vh)
+    ds_mat = _mm(_H(u), _mm(ta, v))
+    ds = _real(_diag(ds_mat))
+    s_row = tnp.expand_dims(s, -2)
+    s_col = tnp.expand_dims(s, -1)
+    f = _safe_reciprocal_gaps(s, squared=True)
+    dss = tnp.multiply(ds_mat, s_row)
+    sds = tnp.multiply(s_col, ds_mat)
+    inner_u = tnp.multiply(f, tnp.add(dss, _H(dss)))
+    s_inv = _safe_inverse(s)
+    if _is_complex(a):
+        skew = tnp.multiply(tnp.subtract(ds_mat, _H(ds_mat)), 0.5)
+        inner_u = tnp.add(inner_u, tnp.multiply(skew, _diag_matrix(s_inv, _dtype(s))))
+    du = _mm(u, inner_u)
+    dv = _mm(v, tnp.multiply(f, tnp.add(sds, _H(sds))))
+    s_inv_row = tnp.expand_dims(s_inv, -2)
+    if m > k:
+        dav = _mm(ta, v)
+        du = tnp.add(du, tnp.multiply(tnp.subtract(dav, _mm(u, _mm(_H(u), dav))), s_inv_row))
+    if n > k:
+        dahu = _mm(_H(ta), u)
+        dv = tnp.add(dv, tnp.multiply(tnp.subtract(dahu, _mm(v, _mm(vh, dahu))), s_inv_row))
+    return du, ds, dv
+
+
+def _complete_columns(q1, dq1, q2):
+    """Derivative of an orthonormal completion Q2 of Q1 that stays orthogonal to Q1 and does
+    not rotate within itself: dQ2 = -Q1 (dQ1^H Q2)."""
+    return _tnp().negative(_mm(q1, _mm(_H(dq1), q2)))
+
+
+@_jvp(svd_p)
+def _svd_jvp(out, primals, tangents, *, full_matrices):
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    u, s, vh = out
+    m, n = aval_of(a).shape[-2:]
+    k = min(m, n)
+    if not full_matrices or m == n:
+        du, ds, dv = _svd_reduced_jvp(a, u, s, vh, ta)
+        return [du, ds, _H(dv)]
+    u1, vh1 = u[..., :, :k], vh[..., :k, :]
+    du, ds, dv = _svd_reduced_jvp(a, u1, s, vh1, ta)
+    if m > k:
+        du = tnp.concatenate([du, _complete_columns(u1, du, u[..., :, k:])], axis=-1)
+    if n > k:
+        v = _H(vh)
+        dv = tnp.concatenate([dv, _complete_columns(v[..., :, :k], dv, v[..., :, k:])], axis=-1)
+    return [du, ds, _H(dv)]
+
+
+def _qr_square_jvp(q, r, ta):
+    """(dQ, dR) for A = QR with A m x n, m >= n, Q m x n (Walter & Lehmann; JAX's qr_jvp)."""
+    tnp = _tnp()
+    n = aval_of(r).shape[-1]
+    dx_rinv = triangular_solve(r, ta, left_side=False, lower=False)
+    qt_dx_rinv = _mm(_H(q), dx_rinv)
+    low = tnp.tril(qt_dx_rinv, -1)
+    do = tnp.subtract(low, _H(low))
+    if _is_complex(q):
+        eye = _eye(n, dtypes.real_part(_dtype(q)))
+        do = tnp.add(do, tnp.multiply(tnp.multiply(1j, tnp.imag(qt_dx_rinv)), eye))
+    dq = tnp.add(_mm(q, tnp.subtract(do, qt_dx_rinv)), dx_rinv)
+    dr = _mm(tnp.subtract(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+@_jvp(qr_p)
+def _qr_jvp(out, primals, tangents, *, full):
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    q, r = out
+    m, n = aval_of(a).shape[-2:]
+    if m < n:       # A = [X | Y] with X square: QR of X, and R's right block is Q^H Y
+        dq, drx = _qr_square_jvp(q, r[..., :, :m], ta[..., :, :m])
+        dry = tnp.add(_mm(_H(dq), a[..., :, m:]), _mm(_H(q), ta[..., :, m:]))
+        return [dq, tnp.concatenate([drx, dry], axis=-1)]
+    if not full or m == n:
+        return list(_qr_square_jvp(q, r, ta))
+    q1 = q[..., :, :n]
+    dq1, dr1 = _qr_square_jvp(q1, r[..., :n, :], ta)
+    dq = tnp.concatenate([dq1, _complete_columns(q1, dq1, q[..., :, n:])], axis=-1)
+    dr = tnp.concatenate([dr1, tnp.zeros_like(r[..., n:, :])], axis=-2)
+    return [dq, dr]
+
+
+@_jvp(pinv_p)
+def _pinv_jvp(p, primals, tangents, *, rcond):
+    # Golub & Pereyra (1973), as JAX: valid where the rank is locally constant
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    m, n = aval_of(a).shape[-2:]
+    if m >= n:
+        s = _mm(_mm(p, _H(p)), _H(ta))
+        t = _mm(_mm(_H(ta), _H(p)), p)
+        out = tnp.negative(_mm(_mm(p, ta), p))
+        out = tnp.add(out, tnp.subtract(s, _mm(_mm(s, a), p)))
+        return tnp.add(out, tnp.subtract(t, _mm(_mm(p, a), t)))
+    s = _mm(p, _mm(_H(p), _H(ta)))
+    t = _mm(_H(ta), _mm(_H(p), p))
+    out = tnp.negative(_mm(p, _mm(ta, p)))
+    out = tnp.add(out, tnp.subtract(s, _mm(s, _mm(a, p))))
+    return tnp.add(out, tnp.subtract(t, _mm(p, _mm(a, t))))
+
+
+def _permutation_matrix(perm, n, dt):
+    """P with ``P @ x == x[..., perm, :]``."""
+    tnp = _tnp()
+    hit = tnp.equal(tnp.expand_dims(perm, -1), np.arange(n, dtype=np.int32))
+    return hit.astype(dt)
+
+
+@_jvp(lu_p)
+def _lu_jvp(out, primals, tangents):
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    packed, _, perm = out
+    m, n = aval_of(a).shape[-2:]
+    if m != n:
+        raise UnsupportedError(f"the derivative of lu is implemented for square matrices, "
+                               f"got {m} x {n}", op="linalg.lu")
+    x = _mm(_permutation_matrix(perm, m, _dtype(a)), ta)
+    la = triangular_solve(packed, x, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(packed, la, left_side=False, lower=False)
+    low = tnp.add(tnp.tril(packed, -1), _eye(m, _dtype(a)))
+    dl = _mm(low, tnp.tril(lau, -1))
+    du = _mm(tnp.triu(lau), tnp.triu(packed))
+    return [tnp.add(dl, du), None, None]
+
+
+@_jvp(expm_p)
+def _expm_jvp(out, primals, tangents):
+    return expm_frechet(primals[0], tangents[0])
+
+
+def _block_upper(a, e):
+    """[[A, E], [0, A]]: its exponential holds expm(A) on the diagonal, L(A, E) top right."""
+    tnp = _tnp()
+    top = tnp.concatenate([a, e], axis=-1)
+    bottom = tnp.concatenate([tnp.zeros_like(a), a], axis=-1)
+    return tnp.concatenate([top, bottom], axis=-2)
+
+
+@_jvp(expm_frechet_p)
+def _expm_frechet_jvp(out, primals, tangents):
+    a, e = primals
+    ta, te = tangents
+    if ta is None:
+        return expm_frechet(a, te)
+    n = aval_of(a).shape[-1]
+    te = _tnp().zeros_like(a) if te is None else te
+    big = expm_frechet(_block_upper(a, e), _block_upper(ta, te))
+    return big[..., :n, n:]
+
+
+def _expm_frechet_transpose(ct, a, e):
+    if is_undefined(a):
+        raise UnsupportedError("expm_frechet is linear in its direction only",
+                               op="linalg.expm_frechet")
+    # <C, L(A, E)> = <L(A^T, C), E> with the bilinear pairing (no conjugate)
+    return [None, expm_frechet(_mT(a), instantiate(ct))]
+
+
+register("transpose", expm_frechet_p, _expm_frechet_transpose)
+
+
+def _zero_jvp(prim):
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        return out, Zero(aval_of(out))
+    register("jvp", prim, rule)
+
+
+_zero_jvp(lu_pivots_to_permutation_p)
