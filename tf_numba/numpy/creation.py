@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
+from ..core.shapes import Sym
 from ..core.trace import Tracer
 from ..errors import ShapeError
 from ..ops import elementwise as ew
@@ -24,9 +25,10 @@ __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_li
 
 
 def _shape_arg(shape, name):
-    if isinstance(shape, (tuple, list)):
-        return tuple(P.concrete_int(d, name, "shape") for d in shape)
-    return (P.concrete_int(shape, name, "shape"),)
+    """A shape of ints; symbolic dims (from another array's shape) pass through."""
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    return tuple(d if isinstance(d, Sym) else P.concrete_int(d, name, "shape") for d in shape)
 
 
 def _dtype_arg(dtype, default=dtypes.float64):

@@ -48,13 +48,22 @@ def _keep(out, shape, axes, keepdims):
 
 
 def _count(shape, axes, name):
-    n = 1
+    """The number of elements in ``axes``: a Python int, or for symbolic lengths an int64
+    traced value (a sum of ones over each symbolic axis; tracing has no dim-as-value op)."""
+    n, symbolic = 1, []
     for a in axes:
         if isinstance(shape[a], Sym):
-            raise UnsupportedError(f"counting elements of the symbolic axis {shape[a]} is not "
-                                   "supported", op=name)
-        n *= shape[a]
-    return n
+            symbolic.append(shape[a])
+        else:
+            n *= shape[a]
+    if not symbolic:
+        return n
+    count = None if n == 1 else np.asarray(n, np.int64)
+    for d in symbolic:
+        ones = layout.broadcast_in_dim(np.asarray(1, np.int64), (d,), ())
+        length = red.reduce_sum(ones, (0,))
+        count = length if count is None else ew.mul(count, length)
+    return count
 
 
 def _accumulator(dt):
@@ -266,8 +275,10 @@ def _var(a, axis, dtype, out, ddof, keepdims, where, mean_, correction, name):
     if isinstance(count, int):
         denom = builtins.max(count - ddof, 0)
     else:
-        count = count if keepdims else layout.reshape(count, _shape(total))
-        denom = ew.max(ew.sub(count, np.asarray(ddof, dtypes.int64)), np.asarray(0, np.int64))
+        if not keepdims and _shape(count):
+            count = layout.reshape(count, _shape(total))
+        denom = count if ddof == 0 else ew.max(ew.sub(count, np.asarray(ddof, dtypes.int64)),
+                                                np.asarray(0, np.int64))
     return _divide(total, denom)
 
 
