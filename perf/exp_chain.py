@@ -8,7 +8,7 @@ forward pass, where autograd is NumPy. With 8 values the time is call overhead p
 exp calls, so it shows what a long fused chain costs per equation.
 Target: tf_numba within 1.5x of the numba loop at every k.
 
-    python perf/exp_chain.py [--quick] [--rounds N] [--json PATH]
+    python perf/exp_chain.py [--quick] [--rounds N] [--depths 1,25,200] [--json PATH]
 """
 import sys
 import time
@@ -83,8 +83,10 @@ def targets(bench):
 
 
 def main():
-    bench = _bench.Bench("exp_chain", __doc__, reference="numba")
-    cases = [build_case(bench, k) for k in DEPTHS]
+    bench = _bench.Bench("exp_chain", __doc__, reference="numba", extra_args=[
+        (("--depths",), dict(default=",".join(map(str, DEPTHS)),
+                             help="comma-separated chain lengths (report.py sweeps more)"))])
+    cases = [build_case(bench, int(k)) for k in bench.args.depths.split(",")]
     bench.run(cases, f"y = exp(y) * 0.25 chained k times on {SIZE} float64 values",
               targets(bench))
 
