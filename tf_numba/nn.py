@@ -1,0 +1,504 @@
+"""Composite operations for models (activations, softmax, normalization, losses), as
+``jax.nn``: each is a short program of primitives, so it traces, differentiates to every
+order and compiles under ``jit`` like any user function.
+
+Numerically stable throughout: softmax and logsumexp shift by the row maximum (held out of
+the derivative: the result does not depend on it), softplus never overflows, and masked or
+all ``-inf`` rows give finite values and finite derivatives. Where a function has a branch
+that is invalid on the other side (``expm1`` of a large input, ``log`` of zero) the branch
+is fed a harmless value there ("double where"), so its derivative is never ``0 * inf``.
+
+>>> import numpy as np, tf_numba as tf, tf_numba.nn as nn, tf_numba.numpy as tnp
+>>> nn.softmax(np.array([1.0, 2.0, 3.0]))
+array([0.09003057, 0.24472847, 0.66524096])
+>>> tf.grad(lambda x: tnp.sum(nn.gelu(x, approximate=False)))(np.zeros(2))
+array([0.5, 0.5])
+
+Integer and bool inputs are converted to float64; complex inputs are rejected.
+"""
+import math
+
+import numpy as np
+
+import tf_numba.numpy as tnp
+
+from .core import dtypes
+from .core.linear import aval_of
+from .errors import DTypeError, ShapeError
+from .numpy import _promote as P
+from .ops import elementwise as ew
+from .ops import layout
+
+__all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "sigmoid", "log_sigmoid",
+           "silu", "swish", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid", "gelu",
+           "glu", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
+           "standardize", "one_hot", "softmax_cross_entropy",
+           "binary_cross_entropy_with_logits", "mean_squared_error", "huber_loss"]
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+# ---------------------------------------------------------------- operands
+
+def floats(name, *operands):
+    """Operands as one real float dtype (NumPy promotion; ints and bools become float64),
+    broadcast to one shape. Rank-0 operands stay rank 0."""
+    xs = [P.asarray(x) for x in operands]
+    dt = P.result_type(*xs)
+    if dtypes.is_complex(dt):
+        raise DTypeError(f"needs real operands, got {dt.name}", op=name)
+    if not dtypes.is_inexact(dt):
+        dt = dtypes.float64
+    xs = [np.asarray(x, dt) if P.is_weak(x) else P.cast(x, dt) for x in xs]
+    return P.broadcast_all(name, xs)
+
+
+def _float(x, name):
+    return floats(name, x)[0]
+
+
+def _dt(x):
+    return aval_of(x).dtype
+
+
+def _shape(x):
+    return tuple(aval_of(x).shape)
+
+
+def _stop(x):
+    return ew.stop_gradient(x)
+
+
+def _finite_shift(m):
+    """A row maximum to shift by: 0 where it is infinite or NaN, and no derivative."""
+    return _stop(tnp.where(tnp.isfinite(m), m, 0))
+
+
+# ---------------------------------------------------------------- activations
+
+def relu(x):
+    """``max(x, 0)`` with derivative 0 at 0, as ``jax.nn.relu``; NaN stays NaN.
+
+    >>> nn.relu(np.array([-1.0, 0.0, 2.0]))
+    array([0., 0., 2.])
+    """
+    x = _float(x, "relu")
+    return tnp.where(x <= 0, 0, x)
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``, derivative 0 at both kinks (as ``jax.nn.relu6``).
+
+    >>> nn.relu6(np.array([-1.0, 3.0, 7.0]))
+    array([0., 3., 6.])
+    """
+    x = _float(x, "relu6")
+    return tnp.where(x <= 0, 0, tnp.where(x >= 6, 6, x))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """``x`` where ``x >= 0`` else ``negative_slope * x``.
+
+    >>> nn.leaky_relu(np.array([-2.0, 3.0]), 0.1)
+    array([-0.2,  3. ])
+    """
+    x = _float(x, "leaky_relu")
+    return tnp.where(x >= 0, x, x * negative_slope)
+
+
+def elu(x, alpha=1.0):
+    """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)``.
+
+    >>> nn.elu(np.array([-1.0, 1.0]))
+    array([-0.63212056,  1.        ])
+    """
+    x = _float(x, "elu")
+    pos = x > 0
+    # expm1 only sees x <= 0: large positive x never overflows into the untaken branch
+    return tnp.where(pos, x, tnp.expm1(tnp.where(pos, 0, x)) * alpha)
+
+
+def selu(x):
+    """``scale * elu(x, alpha)`` with the self-normalizing constants of Klambauer et al. 2017.
+
+    >>> nn.selu(np.array([1.0]))
+    array([1.05070099])
+    """
+    return elu(x, SELU_ALPHA) * SELU_SCALE
+
+
+def celu(x, alpha=1.0):
+    """``x`` where ``x > 0`` else ``alpha * (exp(x / alpha) - 1)``.
+
+    >>> nn.celu(np.array([-1.0, 1.0]), 2.0)
+    array([-0.78693868,  1.        ])
+    """
+    x = _float(x, "celu")
+    pos = x > 0
+    return tnp.where(pos, x, tnp.expm1(tnp.where(pos, 0, x) / alpha) * alpha)
+
+
+def sigmoid(x):
+    """The logistic function ``1 / (1 + exp(-x))``; 0 or 1 (never NaN) far out.
+
+    >>> nn.sigmoid(np.array([0.0, -1000.0]))
+    array([0.5, 0. ])
+    """
+    return ew.logistic(_float(x, "sigmoid"))
+
+
+def _softplus(x):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|), with max and |.| as selects on x > 0 so that
+    # every derivative at 0 is that of the smooth left branch log1p(e^x) (1/2, 1/4, ...).
+    pos = x > 0
+    return tnp.where(pos, x, 0) + tnp.log1p(tnp.exp(-tnp.where(pos, x, -x)))
+
+
+def softplus(x):
+    """``log(1 + exp(x))`` without overflow.
+
+    >>> nn.softplus(np.array([0.0, 1000.0, -1000.0]))
+    array([6.93147181e-01, 1.00000000e+03, 0.00000000e+00])
+    """
+    return _softplus(_float(x, "softplus"))
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x)) = -softplus(-x)``, accurate for large ``|x|``.
+
+    >>> nn.log_sigmoid(np.array([0.0, -1000.0]))
+    array([-6.93147181e-01, -1.00000000e+03])
+    """
+    return -_softplus(-_float(x, "log_sigmoid"))
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (also ``swish``).
+
+    >>> nn.silu(np.array([1.0]))
+    array([0.73105858])
+    """
+    x = _float(x, "silu")
+    return x * ew.logistic(x)
+
+
+swish = silu
+
+
+def soft_sign(x):
+    """``x / (|x| + 1)``.
+
+    >>> nn.soft_sign(np.array([-3.0, 1.0]))
+    array([-0.75,  0.5 ])
+    """
+    x = _float(x, "soft_sign")
+    return x / (tnp.abs(x) + 1)
+
+
+def hard_tanh(x):
+    """``x`` clipped to ``[-1, 1]``, derivative 0 outside the open interval.
+
+    >>> nn.hard_tanh(np.array([-2.0, 0.5, 2.0]))
+    array([-1. ,  0.5,  1. ])
+    """
+    x = _float(x, "hard_tanh")
+    return tnp.where(x > 1, 1, tnp.where(x < -1, -1, x))
+
+
+def hard_sigmoid(x):
+    """``relu6(x + 3) / 6``.
+
+    >>> nn.hard_sigmoid(np.array([0.0]))
+    array([0.5])
+    """
+    return relu6(_float(x, "hard_sigmoid") + 3) / 6
+
+
+def gelu(x, approximate=True):
+    """The Gaussian error linear unit ``x * Phi(x)``, as ``jax.nn.gelu`` (whose default,
+    ``approximate=True``, this keeps).
+
+    ``approximate=False``: exact, ``x/2 * erfc(-x/sqrt 2)`` (erfc keeps the left tail
+    accurate). ``approximate=True``: the tanh form of Hendrycks & Gimpel 2016,
+    ``x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``, computed as the equal
+    ``x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x**3))``, which does not cancel for x < 0.
+
+    >>> nn.gelu(np.array([1.0]), approximate=False)
+    array([0.84134475])
+    """
+    x = _float(x, "gelu")
+    if approximate:
+        inner = (x + x * x * x * 0.044715) * (2 * math.sqrt(2 / math.pi))
+        return x * ew.logistic(inner)
+    return x * ew.erfc(x * -math.sqrt(0.5)) * 0.5
+
+
+def glu(x, axis=-1):
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``x`` along
+    ``axis`` (its length must be even).
+
+    >>> nn.glu(np.array([1.0, 2.0, 0.0, 0.0]))
+    array([0.5, 1. ])
+    """
+    x = _float(x, "glu")
+    axis = P.axis_arg(axis, len(_shape(x)), "glu")
+    n = _shape(x)[axis]
+    if n % 2:
+        raise ShapeError(f"axis {axis} of shape {_shape(x)} must have even length", op="glu")
+    a, b = tnp.split(x, 2, axis=axis)
+    return a * ew.logistic(b)
+
+
+# ---------------------------------------------------------------- softmax and logsumexp
+
+def _shifted(x, axis, where):
+    """``x - max``: ``x`` with excluded entries at -inf, shifted by its finite maximum.
+
+    Excluded entries are replaced by -inf before anything reads them, so neither their
+    value nor their derivative reaches the result (the "double where").
+    """
+    if where is not None:
+        x = tnp.where(where, x, -np.inf)
+    return x - _finite_shift(tnp.max(x, axis=axis, keepdims=True, initial=-np.inf))
+
+
+def _safe_log(s):
+    """``(log s, s == 0)`` with ``log 1`` standing in where ``s == 0``, so the derivative
+    there is 0 rather than ``0 / 0``."""
+    empty = s == 0
+    return tnp.log(tnp.where(empty, 1, s)), empty
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis`` (an int, a tuple, or None for all axes).
+
+    ``where`` (bool, broadcast against ``x``): entries where it is False are left out of
+    the sum and get 0. A row with nothing left (all excluded, or all ``-inf``) is all zeros
+    with a zero derivative; JAX gives NaN there.
+
+    >>> nn.softmax(np.array([[0.0, 1.0], [2.0, -np.inf]]))
+    array([[0.26894142, 0.73105858],
+           [1.        , 0.        ]])
+    """
+    x = _float(x, "softmax")
+    shifted = _shifted(x, axis, where)
+    e = tnp.exp(shifted)
+    s = tnp.sum(e, axis=axis, keepdims=True)
+    return e / tnp.where(s == 0, 1, s)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; entries excluded by ``where`` are ``-inf``,
+    and a row with nothing left is all ``-inf`` with a zero derivative.
+
+    >>> nn.log_softmax(np.array([0.0, 0.0]))
+    array([-0.69314718, -0.69314718])
+    """
+    x = _float(x, "log_softmax")
+    shifted = _shifted(x, axis, where)
+    lse, _ = _safe_log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
+    out = shifted - lse
+    return out if where is None else tnp.where(where, out, -np.inf)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` along ``axis``, as ``scipy.special.logsumexp`` (and
+    ``jax.nn.logsumexp``: ``where`` leaves entries out, like ``b == 0``).
+
+    Shifted by the maximum of the included entries, so it does not overflow. An empty sum
+    is ``-inf`` with a zero derivative. With ``return_sign=True`` returns
+    ``(log|sum|, sign(sum))``; without it a negative sum gives NaN, as SciPy.
+
+    >>> nn.logsumexp(np.array([1000.0, 1000.0]))
+    np.float64(1000.6931471805599)
+    """
+    if b is None:
+        a = _float(a, "logsumexp")
+        x = a if where is None else tnp.where(where, a, -np.inf)
+        m = _finite_shift(tnp.max(x, axis=axis, keepdims=True, initial=-np.inf))
+        e = tnp.exp(x - m)
+    else:
+        a, b = floats("logsumexp", a, b)
+        keep = b != 0     # b == 0 leaves the entry out of the maximum (as SciPy)
+        included = keep if where is None else tnp.logical_and(where, keep)
+        m = _finite_shift(tnp.max(tnp.where(included, a, -np.inf), axis=axis, keepdims=True,
+                                  initial=-np.inf))
+        d = (a if where is None else tnp.where(where, a, -np.inf)) - m
+        # an entry with b == 0 has its exponent capped at 0, so its term is 0 * exp(<= 0)
+        # (never 0 * inf or 0 * NaN) and d/db there is still exp(a - max)
+        e = b * tnp.exp(tnp.where(tnp.logical_or(keep, d < 0), d, 0))
+    shape = _shape(a)
+    s = tnp.sum(e, axis=axis, keepdims=True)
+    if return_sign:
+        sign = tnp.sign(s)
+        s = tnp.abs(s)
+    log_s, empty = _safe_log(s)
+    out = tnp.where(empty, -np.inf, log_s + m)
+    if not keepdims:
+        axes = P.axes_arg(axis, len(shape), "logsumexp")
+        out = tnp.squeeze(out, axis=axes) if axes else out
+        if return_sign:
+            sign = tnp.squeeze(sign, axis=axes) if axes else sign
+    out = P.scalar_result(out)
+    return (out, P.scalar_result(sign)) if return_sign else out
+
+
+# ---------------------------------------------------------------- normalization
+
+def _reduced_axes(x, axis, name):
+    return P.axes_arg(axis, len(_shape(x)), name)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis``, as ``jax.nn.standardize``.
+
+    The mean and variance are computed (over entries where ``where`` is True) unless given;
+    a computed variance is the mean squared deviation, a variance left out next to a given
+    mean is ``mean(x**2) - mean**2``, as JAX.
+
+    >>> nn.standardize(np.array([1.0, 3.0]), epsilon=0.0)
+    array([-1.,  1.])
+    """
+    x = _float(x, "standardize")
+    axes = _reduced_axes(x, axis, "standardize")
+    kw = dict(axis=axes, keepdims=True) if where is None else \
+        dict(axis=axes, keepdims=True, where=where)
+    if mean is None:
+        mean = tnp.mean(x, **kw)
+        centered = x - mean
+        if variance is None:
+            variance = tnp.mean(centered * centered, **kw)
+    else:
+        centered = x - mean
+        if variance is None:
+            variance = tnp.mean(x * x, **kw) - mean * mean
+    return centered * ew.rsqrt(floats("standardize", variance + epsilon)[0])
+
+
+def layer_norm(x, scale=None, bias=None, *, axis=-1, epsilon=1e-5):
+    """Layer normalization (Ba et al. 2016): ``standardize(x, axis) * scale + bias``.
+
+    ``scale`` and ``bias`` broadcast against ``x`` (usually of the normalized axes' shape).
+
+    >>> nn.layer_norm(np.array([[1.0, 3.0]]), np.array([2.0, 2.0]), epsilon=0.0)
+    array([[-2.,  2.]])
+    """
+    y = standardize(x, axis, epsilon=epsilon)
+    if scale is not None:
+        y = y * scale
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def rms_norm(x, scale=None, *, axis=-1, epsilon=1e-6):
+    """RMS normalization (Zhang & Sennrich 2019): ``x / sqrt(mean(x**2) + epsilon) * scale``.
+
+    >>> nn.rms_norm(np.array([3.0, 4.0]), epsilon=0.0) * np.sqrt(12.5)
+    array([3., 4.])
+    """
+    x = _float(x, "rms_norm")
+    axes = _reduced_axes(x, axis, "rms_norm")
+    ms = tnp.mean(x * x, axis=axes, keepdims=True)
+    y = x * ew.rsqrt(ms + epsilon)
+    return y if scale is None else y * scale
+
+
+def one_hot(x, num_classes, *, dtype=np.float64, axis=-1):
+    """``x[..., None] == arange(num_classes)`` as ``dtype``, the new axis at ``axis``;
+    an index outside ``[0, num_classes)`` gives a row of zeros (as ``jax.nn.one_hot``).
+
+    >>> nn.one_hot(np.array([2, 0]), 3)
+    array([[0., 0., 1.],
+           [1., 0., 0.]])
+    """
+    hot = _one_hot_mask(x, num_classes, axis, "one_hot")
+    return ew.convert_element_type(hot, dtypes.canonical(dtype))
+
+
+def _one_hot_mask(labels, num_classes, axis, name):
+    labels = P.asarray(labels)
+    if P.is_weak(labels):
+        labels = np.asarray(labels, dtypes.of_scalar(labels))
+    if not dtypes.is_integer(_dt(labels)):
+        raise DTypeError(f"class indices must be integers, got {_dt(labels).name}", op=name)
+    num_classes = P.concrete_int(num_classes, name, "num_classes")
+    shape = _shape(labels)
+    rank = len(shape) + 1
+    axis = P.axis_arg(axis, rank, name)
+    out_shape = shape[:axis] + (num_classes,) + shape[axis:]
+    classes = layout.broadcast_in_dim(layout.iota(_dt(labels), (num_classes,), 0),
+                                      out_shape, (axis,))
+    spread = layout.broadcast_in_dim(labels, out_shape,
+                                     tuple(i for i in range(rank) if i != axis))
+    return ew.eq(spread, classes)
+
+
+# ---------------------------------------------------------------- losses
+
+def softmax_cross_entropy(logits, labels, *, axis=-1):
+    """Cross-entropy of ``softmax(logits)`` against ``labels``, one value per example
+    (reduce it yourself, e.g. ``tnp.mean``).
+
+    ``labels`` are either integer class indices (``logits``' shape without ``axis``; a label
+    outside ``[0, n)`` gives NaN, not a silently wrong loss) or probabilities of
+    ``logits``' shape. Zero-probability classes contribute nothing, even where the logit
+    is ``-inf``.
+
+    >>> nn.softmax_cross_entropy(np.array([[0.0, 0.0]]), np.array([1]))
+    array([0.69314718])
+    """
+    logits = _float(logits, "softmax_cross_entropy")
+    rank = len(_shape(logits))
+    axis = P.axis_arg(axis, rank, "softmax_cross_entropy")
+    labels = P.asarray(labels)
+    if P.is_weak(labels):
+        labels = np.asarray(labels, dtypes.of_scalar(labels))
+    if dtypes.is_integer(_dt(labels)):
+        n = _shape(logits)[axis]
+        hot = _one_hot_mask(labels, n, axis, "softmax_cross_entropy")
+        picked = tnp.sum(tnp.where(hot, logits, 0), axis=axis)
+        loss = logsumexp(logits, axis=axis) - picked
+        valid = tnp.logical_and(labels >= 0, labels < n)
+        return tnp.where(valid, loss, np.nan)
+    logp = log_softmax(logits, axis=axis)
+    labels = P.cast(labels, _dt(logits)) if not P.is_weak(labels) else labels
+    nothing = labels == 0
+    return -tnp.sum(labels * tnp.where(nothing, 0, logp), axis=axis)
+
+
+def binary_cross_entropy_with_logits(logits, labels):
+    """``-labels log sigmoid(logits) - (1 - labels) log(1 - sigmoid(logits))`` elementwise,
+    computed as ``max(x, 0) - x * labels + log1p(exp(-|x|))`` (never overflows).
+
+    >>> nn.binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))
+    array([0.69314718])
+    """
+    x, z = floats("binary_cross_entropy_with_logits", logits, labels)
+    pos = x > 0
+    return (tnp.where(pos, x, 0) - x * z) + tnp.log1p(tnp.exp(-tnp.where(pos, x, -x)))
+
+
+def mean_squared_error(predictions, targets, axis=None):
+    """The mean of ``(predictions - targets)**2`` over ``axis`` (None: all axes).
+
+    >>> nn.mean_squared_error(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
+    np.float64(2.0)
+    """
+    p, t = floats("mean_squared_error", predictions, targets)
+    d = p - t
+    return tnp.mean(d * d, axis=axis)
+
+
+def huber_loss(predictions, targets, delta=1.0):
+    """Huber's loss elementwise: ``d**2 / 2`` where ``|d| <= delta``, else
+    ``delta * (|d| - delta / 2)``, for ``d = predictions - targets``.
+
+    >>> nn.huber_loss(np.array([0.5, 3.0]), np.array([0.0, 0.0]))
+    array([0.125, 2.5  ])
+    """
+    p, t = floats("huber_loss", predictions, targets)
+    d = p - t
+    a = tnp.abs(d)
+    return tnp.where(a <= delta, d * d * 0.5, (a - delta * 0.5) * delta)

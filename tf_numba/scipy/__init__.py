@@ -1,0 +1,2 @@
+"""``tf_numba.scipy``: SciPy-compatible functions on tf_numba primitives (``special``)."""
+from . import special  # noqa: F401
