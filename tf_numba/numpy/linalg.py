@@ -1,0 +1,337 @@
+"""``tnp.linalg``: ``numpy.linalg`` on the ops of family ``tf_numba.linalg.v1`` (``ext/linalg.py``).
+
+Signatures, result types and batching follow NumPy 2: leading dims are stacks of matrices,
+integer inputs compute in float64, 0-d results come back as NumPy scalars. Every function
+is differentiable (see ``ext/linalg.py`` for the rules and their conventions).
+
+>>> import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+>>> tf.grad(lambda a: tnp.linalg.slogdet(a)[1])(2 * np.eye(2))
+array([[0.5, 0. ],
+       [0. , 0.5]])
+
+Departures: ``svd(..., hermitian=True)`` computes a general SVD (same singular values, the
+vectors may differ in sign from NumPy's eigh-based ones); ``lstsq`` on traced inputs
+returns the residuals of a full-rank fit (NumPy drops them when the rank is deficient,
+which a traced program cannot know in advance).
+"""
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.linear import aval_of
+from ..core.shapes import broadcast_shapes
+from ..errors import ShapeError, UnsupportedError
+from ..ext import linalg as L
+from . import _promote as P
+
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd",
+           "svdvals", "norm", "vector_norm", "matrix_norm", "pinv", "lstsq", "matrix_power",
+           "LinAlgError"]
+
+LinAlgError = np.linalg.LinAlgError
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+LstsqResult = namedtuple("LstsqResult", ["x", "residuals", "rank", "s"])
+
+
+def _tnp():
+    from .. import numpy as tnp
+    return tnp
+
+
+def _shape(x):
+    return tuple(aval_of(x).shape)
+
+
+def inexact(*xs):
+    """The operands as arrays of one float or complex dtype (ints and bools as float64)."""
+    xs = [P.asarray(x) for x in xs]
+    for x in xs:
+        if P.is_weak(x):
+            raise ShapeError("linalg functions need arrays, got a Python scalar",
+                             op="linalg")
+    dt = dtypes.inexact_of(P.result_type(*xs))
+    return [P.cast(x, dt) for x in xs]
+
+
+def _matrices(name, a, square=True):
+    s = _shape(a)
+    if len(s) < 2:
+        raise LinAlgError(f"{len(s)}-dimensional array given. Array must be at least "
+                          f"two-dimensional ({name})")
+    if square and s[-1] != s[-2]:
+        raise LinAlgError(f"Last 2 dimensions of the array must be square ({name}: {s})")
+
+
+def _broadcast_batch(name, a, b, b_core):
+    sa, sb = _shape(a), _shape(b)
+    batch = broadcast_shapes(sa[:-2], sb[:len(sb) - b_core], op=name)
+    tnp = _tnp()
+    if sa[:-2] != batch:
+        a = tnp.broadcast_to(a, batch + sa[-2:])
+    if sb[:len(sb) - b_core] != batch:
+        b = tnp.broadcast_to(b, batch + sb[len(sb) - b_core:])
+    return a, b
+
+
+def solve(a, b):
+    """``x`` with ``a @ x == b``; ``b`` is a vector if 1-D, else a stack of matrices.
+
+    >>> tnp.linalg.solve(2 * np.eye(2), np.ones(2))
+    array([0.5, 0.5])
+    """
+    a, b = inexact(a, b)
+    _matrices("solve", a)
+    vector = len(_shape(b)) == 1
+    if vector:
+        b = _tnp().expand_dims(b, -1)
+    a, b = _broadcast_batch("solve", a, b, 2)
+    x = L.solve(a, b)
+    return x[..., 0] if vector else x
+
+
+def inv(a):
+    """The inverse of each square matrix of ``a``."""
+    (a,) = inexact(a)
+    _matrices("inv", a)
+    return L.inv(a)
+
+
+def det(a):
+    """Determinants of the square matrices of ``a``."""
+    (a,) = inexact(a)
+    _matrices("det", a)
+    return P.scalar_result(L.det(a))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` with ``det(a) == sign * exp(logabsdet)``."""
+    (a,) = inexact(a)
+    _matrices("slogdet", a)
+    sign, logdet = L.slogdet(a)
+    return SlogdetResult(P.scalar_result(sign), P.scalar_result(logdet))
+
+
+def cholesky(a, /, *, upper=False):
+    """Lower (or ``upper``) Cholesky factor; reads the lower triangle of ``a``."""
+    (a,) = inexact(a)
+    _matrices("cholesky", a)
+    low = L.cholesky(a)
+    return L._H(low) if upper else low
+
+
+def qr(a, mode="reduced"):
+    """``(Q, R)`` for ``mode`` 'reduced' or 'complete'; ``R`` alone for 'r'."""
+    (a,) = inexact(a)
+    _matrices("qr", a, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise UnsupportedError(f"qr mode {mode!r} is not supported; use 'reduced', "
+                               "'complete' or 'r'", op="qr")
+    q, r = L.qr(a, full=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def _lower_view(a, uplo):
+    if uplo not in ("L", "U"):
+        raise ValueError(f"UPLO argument must be 'L' or 'U', got {uplo!r}")
+    return a if uplo == "L" else L._H(a)
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, from the ``UPLO``
+    triangle."""
+    (a,) = inexact(a)
+    _matrices("eigh", a)
+    w, v = L.eigh(_lower_view(a, UPLO))
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L"):
+    (a,) = inexact(a)
+    _matrices("eigvalsh", a)
+    return L.eigvalsh(_lower_view(a, UPLO))
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``(U, S, Vh)`` with ``a == U[..., :k] * S @ Vh[..., :k, :]``, or ``S`` alone."""
+    (a,) = inexact(a)
+    _matrices("svd", a, square=False)
+    if not compute_uv:
+        return L.svdvals(a)
+    u, s, vh = L.svd(a, full_matrices=bool(full_matrices))
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x, /):
+    """Singular values, descending."""
+    (x,) = inexact(x)
+    _matrices("svdvals", x, square=False)
+    return L.svdvals(x)
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    tnp = _tnp()
+    mag = tnp.abs(x)
+    if ord is None or ord == 2:
+        out = tnp.sqrt(tnp.sum(tnp.real(x * tnp.conj(x)) if dtypes.is_complex(x.dtype)
+                               else x * x, axis=axes, keepdims=keepdims))
+    elif ord == np.inf:
+        out = tnp.max(mag, axis=axes, keepdims=keepdims)
+    elif ord == -np.inf:
+        out = tnp.min(mag, axis=axes, keepdims=keepdims)
+    elif ord == 0:
+        out = tnp.sum(tnp.not_equal(x, 0).astype(mag.dtype), axis=axes, keepdims=keepdims)
+    elif ord == 1:
+        out = tnp.sum(mag, axis=axes, keepdims=keepdims)
+    else:
+        out = tnp.sum(mag ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+    return out
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    tnp = _tnp()
+    rank = len(_shape(x))
+    row, col = (a % rank for a in axes)
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    if ord in (None, "fro", "f"):
+        out = _vector_norm(x, None, (row, col), keepdims)
+    elif ord in ("nuc", 2, -2):
+        s = L.svdvals(tnp.moveaxis(x, (row, col), (-2, -1)))
+        out = {"nuc": lambda: tnp.sum(s, axis=-1), 2: lambda: tnp.max(s, axis=-1),
+               -2: lambda: tnp.min(s, axis=-1)}[ord]()
+        if keepdims:
+            out = tnp.expand_dims(out, tuple(sorted((row, col))))
+    elif ord in (1, -1, np.inf, -np.inf):
+        summed, reduce_axis = (row, col) if ord in (1, -1) else (col, row)
+        sums = tnp.sum(tnp.abs(x), axis=summed, keepdims=True)
+        pick = tnp.max if ord in (1, np.inf) else tnp.min
+        out = pick(sums, axis=reduce_axis, keepdims=True)
+        if not keepdims:
+            out = tnp.squeeze(out, (row, col))
+    else:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm, as ``numpy.linalg.norm``.
+
+    >>> tnp.linalg.norm(np.array([3.0, 4.0]))
+    np.float64(5.0)
+    """
+    (x,) = inexact(x)
+    rank = len(_shape(x))
+    if axis is None:
+        if ord is None:
+            axes = tuple(range(rank))
+            return P.scalar_result(_vector_norm(x, None, axes if rank else None, keepdims))
+        if rank == 1:
+            axis = (0,)
+        elif rank == 2:
+            axis = (0, 1)
+        else:
+            raise ValueError("Improper number of dimensions to norm.")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        return P.scalar_result(_vector_norm(x, ord, axes, keepdims))
+    if len(axes) == 2:
+        return P.scalar_result(_matrix_norm(x, ord, axes, keepdims))
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    (x,) = inexact(x)
+    axes = tuple(range(len(_shape(x)))) if axis is None else (
+        (axis,) if isinstance(axis, int) else tuple(axis))
+    return P.scalar_result(_vector_norm(x, ord, axes, keepdims))
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    (x,) = inexact(x)
+    return P.scalar_result(_matrix_norm(x, ord, (-2, -1), keepdims))
+
+
+def _pinv_rcond(rcond, rtol, shape, dt):
+    if rcond is not None and rtol is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    value = rtol if rcond is None else rcond
+    if value is None:
+        if rtol is None and rcond is None:
+            return 1e-15
+        return builtins.max(shape[-2:]) * float(np.finfo(dt).eps)
+    if P.is_tracer(value):
+        raise UnsupportedError("pinv needs a concrete rcond/rtol", op="pinv")
+    return float(value)
+
+
+_NO_VALUE = object()
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
+    """Moore-Penrose pseudo-inverse; singular values below ``rcond * max(s)`` are dropped."""
+    (a,) = inexact(a)
+    _matrices("pinv", a, square=False)
+    explicit_rtol = rtol is not _NO_VALUE
+    if explicit_rtol and rtol is None and rcond is None:
+        cut = builtins.max(_shape(a)[-2:]) * float(np.finfo(a.dtype).eps)
+    else:
+        cut = _pinv_rcond(rcond, rtol if explicit_rtol else None, _shape(a), a.dtype)
+    return L.pinv(a, cut)
+
+
+def lstsq(a, b, rcond=None):
+    """``(x, residuals, rank, s)`` minimizing ``||b - a x||``, as ``numpy.linalg.lstsq``."""
+    tnp = _tnp()
+    a, b = inexact(a, b)
+    sa, sb = _shape(a), _shape(b)
+    if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
+        raise LinAlgError(f"lstsq needs a 2-D a and a 1-D or 2-D b with matching rows, got "
+                          f"{sa} and {sb}")
+    m, n = sa
+    cut = float(np.finfo(a.dtype).eps) * builtins.max(m, n) if rcond is None else float(rcond)
+    x = tnp.matmul(L.pinv(a, cut), b)
+    s = L.svdvals(a)
+    real = dtypes.real_part(a.dtype)
+    if P.is_tracer(s):
+        rank = tnp.sum(s > cut * s[0]) if sa[0] and sa[1] else 0
+        full = True
+    else:
+        rank = int(np.sum(s > cut * s[0])) if s.size else 0
+        full = rank == n
+    if m > n and full:
+        r = tnp.subtract(b, tnp.matmul(a, x))
+        residuals = tnp.sum(tnp.abs(r) ** 2, axis=0)
+        if len(sb) == 1:
+            residuals = tnp.reshape(residuals, (1,))
+    else:
+        residuals = np.empty((0,), real)
+    return LstsqResult(x, residuals, rank, s)
+
+
+def matrix_power(a, n):
+    """``a`` multiplied by itself ``n`` times (``n < 0``: of its inverse), by squaring."""
+    tnp = _tnp()
+    a = P.asarray(a)
+    _matrices("matrix_power", a)
+    n = P.concrete_int(n, "matrix_power", "n")
+    if n == 0:
+        s = _shape(a)
+        return tnp.broadcast_to(np.eye(s[-1], dtype=a.dtype), s)
+    if n < 0:
+        (a,) = inexact(a)
+        a, n = L.inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else tnp.matmul(result, base)
+        n >>= 1
+        if n:
+            base = tnp.matmul(base, base)
+    return result
