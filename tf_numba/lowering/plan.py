@@ -39,13 +39,27 @@ class CompiledSegment:
                           if not v.aval.shape]
         self.scalar_out = [(i, v.aval.dtype.type) for i, v in enumerate(program.outvars)
                            if not v.aval.shape]
+        # nothing to convert on the way in or out: call the kernel directly
+        self.plain = not (self.scalar_in or self.const_values or self.scalar_out)
         self.first = True
 
     def __call__(self, args):
+        """Outputs for ``args`` (a list this call may modify)."""
+        if self.first:
+            return self._convert(self._prepare_args(args), first=True)
+        if self.plain:
+            return self.kernel.dispatcher(*args)
+        return self._convert(self._prepare_args(args))
+
+    def _prepare_args(self, args):
         for i, t in self.scalar_in:
             args[i] = t(args[i])
-        args.extend(self.const_values)
-        if self.first:
+        if self.const_values:
+            args = list(args) + self.const_values
+        return args
+
+    def _convert(self, args, first=False):
+        if first:
             outs = self.cache.call_first(self.kernel, args)
             self.first = False
         else:
@@ -128,7 +142,7 @@ class Plan:
     def run(self, args):
         if self.ready:
             if self.single:
-                return self.segments[0](list(args))
+                return self.segments[0](args if self.segments[0].plain else list(args))
             return self._run_segments(args)
         if not self.tiered:
             outs = self._run_segments(args)

@@ -125,6 +125,8 @@ class Runtime:
                     "runtime.config again and retry")
             self._config = dataclasses.replace(self._config, **changes)
             self._epoch += 1
+            # plans of older epochs can never hit again: free them now
+            self.plans.clear()
             self.plans.resize(self._config.plan_cache_entries, self._config.plan_cache_bytes)
             return self._config
 
@@ -191,9 +193,24 @@ class Runtime:
 
     def run(self, engines, prepared, inputs=()):
         """Execute a Prepared plan; outputs are NumPy arrays (inputs passed through as-is)."""
-        self._check_run(engines, prepared)
-        args = self.bind_inputs(prepared.program, inputs)
-        signature = tuple((a.dtype, a.shape) for a in args)
+        targets = prepared.targets
+        if (prepared.runtime_id != self.id or prepared.epoch != self._epoch
+                or len(engines) != len(targets)):
+            self._check_run(engines, prepared)
+        for engine, target in zip(engines, targets):
+            if engine.target() != target:
+                self._check_run(engines, prepared)
+        program = prepared.program
+        args = inputs
+        signature = []
+        for a in inputs:        # the common call: every input given as an ndarray
+            if type(a) is not np.ndarray:
+                signature = None
+                break
+            signature.append((a.dtype, a.shape))
+        if signature is None or len(inputs) != len(program.invars):
+            args = self.bind_inputs(program, inputs)
+            signature = [(a.dtype, a.shape) for a in args]
         entry = prepared.entry
         if signature != entry.last_signature:
             prepared.check(args)
