@@ -106,7 +106,11 @@ def ufunc_loop(ufunc, operands, name, dtype=None):
 
 
 def result_type(*operands):
-    """NumPy 2 promotion of operands (tracers, arrays, dtypes, weak Python scalars)."""
+    """NumPy 2 promotion of operands (tracers, arrays, dtypes, weak Python scalars).
+
+    >>> tnp.result_type(np.float32, 2.0)
+    dtype('float32')
+    """
     keys = []
     for x in operands:
         if is_weak(x):

@@ -40,6 +40,96 @@ def _public(fn, name=None):
     return fn
 
 
+# The docstring example of each ufunc: (arguments, NumPy's printed result).
+_EXAMPLES = {
+    "add": ("np.array([0.5, 2.0]), 3.0", 'array([3.5, 5. ])'),
+    "subtract": ("np.array([0.5, 2.0]), 3.0", 'array([-2.5, -1. ])'),
+    "multiply": ("np.array([0.5, 2.0]), 3.0", 'array([1.5, 6. ])'),
+    "divide": ("np.array([0.5, 2.0]), 3.0", 'array([0.16666667, 0.66666667])'),
+    "true_divide": ("np.array([0.5, 2.0]), 3.0", 'array([0.16666667, 0.66666667])'),
+    "floor_divide": ("np.array([0.5, 2.0]), 3.0", 'array([0., 0.])'),
+    "remainder": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "mod": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "fmod": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "power": ("np.array([0.5, 2.0]), 3.0", 'array([0.125, 8.   ])'),
+    "float_power": ("np.array([0.5, 2.0]), 3.0", 'array([0.125, 8.   ])'),
+    "negative": ("np.array([-1.5, 2.5])", 'array([ 1.5, -2.5])'),
+    "positive": ("np.array([-1.5, 2.5])", 'array([-1.5,  2.5])'),
+    "absolute": ("np.array([-1.5, 2.5])", 'array([1.5, 2.5])'),
+    "abs": ("np.array([-1.5, 2.5])", 'array([1.5, 2.5])'),
+    "fabs": ("np.array([-1.5, 2.5])", 'array([1.5, 2.5])'),
+    "sign": ("np.array([-1.5, 2.5])", 'array([-1.,  1.])'),
+    "square": ("np.array([0.5, 2.0])", 'array([0.25, 4.  ])'),
+    "reciprocal": ("np.array([0.5, 2.0])", 'array([2. , 0.5])'),
+    "exp": ("np.array([0.5, 2.0])", 'array([1.64872127, 7.3890561 ])'),
+    "exp2": ("np.array([0.5, 2.0])", 'array([1.41421356, 4.        ])'),
+    "expm1": ("np.array([0.5, 2.0])", 'array([0.64872127, 6.3890561 ])'),
+    "log": ("np.array([0.5, 2.0])", 'array([-0.69314718,  0.69314718])'),
+    "log2": ("np.array([0.5, 2.0])", 'array([-1.,  1.])'),
+    "log10": ("np.array([0.5, 2.0])", 'array([-0.30103,  0.30103])'),
+    "log1p": ("np.array([0.5, 2.0])", 'array([0.40546511, 1.09861229])'),
+    "sqrt": ("np.array([0.5, 2.0])", 'array([0.70710678, 1.41421356])'),
+    "cbrt": ("np.array([0.5, 2.0])", 'array([0.79370053, 1.25992105])'),
+    "sin": ("np.array([0.5, 2.0])", 'array([0.47942554, 0.90929743])'),
+    "cos": ("np.array([0.5, 2.0])", 'array([ 0.87758256, -0.41614684])'),
+    "tan": ("np.array([0.5, 2.0])", 'array([ 0.54630249, -2.18503986])'),
+    "arcsin": ("np.array([0.0, 0.5])", 'array([0.        , 0.52359878])'),
+    "arccos": ("np.array([0.0, 0.5])", 'array([1.57079633, 1.04719755])'),
+    "arctan": ("np.array([0.5, 2.0])", 'array([0.46364761, 1.10714872])'),
+    "sinh": ("np.array([0.5, 2.0])", 'array([0.52109531, 3.62686041])'),
+    "cosh": ("np.array([0.5, 2.0])", 'array([1.12762597, 3.76219569])'),
+    "tanh": ("np.array([0.5, 2.0])", 'array([0.46211716, 0.96402758])'),
+    "arcsinh": ("np.array([0.5, 2.0])", 'array([0.48121183, 1.44363548])'),
+    "arccosh": ("np.array([1.0, 2.0])", 'array([0.       , 1.3169579])'),
+    "arctanh": ("np.array([0.0, 0.5])", 'array([0.        , 0.54930614])'),
+    "arctan2": ("np.array([0.5, 2.0]), 3.0", 'array([0.16514868, 0.5880026 ])'),
+    "hypot": ("np.array([0.5, 2.0]), 3.0", 'array([3.04138127, 3.60555128])'),
+    "deg2rad": ("np.array([0.5, 2.0])", 'array([0.00872665, 0.03490659])'),
+    "radians": ("np.array([0.5, 2.0])", 'array([0.00872665, 0.03490659])'),
+    "rad2deg": ("np.array([0.5, 2.0])", 'array([ 28.64788976, 114.59155903])'),
+    "degrees": ("np.array([0.5, 2.0])", 'array([ 28.64788976, 114.59155903])'),
+    "logaddexp": ("np.array([0.5, 2.0]), 3.0", 'array([3.07888973, 3.31326169])'),
+    "logaddexp2": ("np.array([0.5, 2.0]), 3.0", 'array([3.23484058, 3.5849625 ])'),
+    "floor": ("np.array([-1.5, 2.5])", 'array([-2.,  2.])'),
+    "ceil": ("np.array([-1.5, 2.5])", 'array([-1.,  3.])'),
+    "trunc": ("np.array([-1.5, 2.5])", 'array([-1.,  2.])'),
+    "fix": ("np.array([-1.5, 2.5])", 'array([-1.,  2.])'),
+    "rint": ("np.array([-1.5, 2.5])", 'array([-2.,  2.])'),
+    "maximum": ("np.array([0.5, 2.0]), 3.0", 'array([3., 3.])'),
+    "minimum": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "fmax": ("np.array([0.5, 2.0]), 3.0", 'array([3., 3.])'),
+    "fmin": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "heaviside": ("np.array([0.5, 2.0]), 3.0", 'array([1., 1.])'),
+    "copysign": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "nextafter": ("np.array([0.5, 2.0]), 3.0", 'array([0.5, 2. ])'),
+    "signbit": ("np.array([1.0, -np.inf, np.nan])", 'array([False,  True, False])'),
+    "spacing": ("np.array([1.0, -1.0])", 'array([ 2.22044605e-16, -2.22044605e-16])'),
+    "conjugate": ("np.array([1 + 2j])", 'array([1.-2.j])'),
+    "conj": ("np.array([1 + 2j])", 'array([1.-2.j])'),
+    "isnan": ("np.array([1.0, -np.inf, np.nan])", 'array([False, False,  True])'),
+    "isfinite": ("np.array([1.0, -np.inf, np.nan])", 'array([ True, False, False])'),
+    "isinf": ("np.array([1.0, -np.inf, np.nan])", 'array([False,  True, False])'),
+    "equal": ("np.array([0.5, 2.0]), 3.0", 'array([False, False])'),
+    "not_equal": ("np.array([0.5, 2.0]), 3.0", 'array([ True,  True])'),
+    "less": ("np.array([0.5, 2.0]), 3.0", 'array([ True,  True])'),
+    "less_equal": ("np.array([0.5, 2.0]), 3.0", 'array([ True,  True])'),
+    "greater": ("np.array([0.5, 2.0]), 3.0", 'array([False, False])'),
+    "greater_equal": ("np.array([0.5, 2.0]), 3.0", 'array([False, False])'),
+    "logical_and": ("np.array([True, False]), True", 'array([ True, False])'),
+    "logical_or": ("np.array([True, False]), True", 'array([ True,  True])'),
+    "logical_xor": ("np.array([True, False]), True", 'array([False,  True])'),
+    "logical_not": ("np.array([True, False])", 'array([False,  True])'),
+    "bitwise_and": ("np.array([5, 12]), 3", 'array([1, 0])'),
+    "bitwise_or": ("np.array([5, 12]), 3", 'array([ 7, 15])'),
+    "bitwise_xor": ("np.array([5, 12]), 3", 'array([ 6, 15])'),
+    "invert": ("np.array([5, 12])", 'array([ -6, -13])'),
+    "bitwise_not": ("np.array([5, 12])", 'array([ -6, -13])'),
+    "bitwise_invert": ("np.array([5, 12])", 'array([ -6, -13])'),
+    "left_shift": ("np.array([5, 12]), 3", 'array([40, 96])'),
+    "right_shift": ("np.array([5, 12]), 3", 'array([0, 1])'),
+}
+
+
 def _ufunc(ufunc, compute, doc, name=None):
     """A tnp function for the NumPy ufunc ``ufunc`` computing ``compute`` on cast operands."""
     name = name or ufunc.__name__
@@ -53,9 +143,9 @@ def _ufunc(ufunc, compute, doc, name=None):
             return P.apply_ufunc(ufunc, name, compute, (x1, x2), dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
+    args, result = _EXAMPLES[name]
     fn.__doc__ = (f"{doc}\n\nAs ``numpy.{ufunc.__name__}``: NumPy's loop dtypes, NumPy "
-                  f"broadcasting, Python scalars weak.\n\n>>> tnp.{name}"
-                  + ("(x)" if ufunc.nin == 1 else "(x, y)"))
+                  f"broadcasting, Python scalars weak.\n\n>>> tnp.{name}({args})\n{result}")
     return _public(fn)
 
 
@@ -437,22 +527,38 @@ def angle(z, deg=False):
 
 
 def iscomplexobj(x):
-    """Whether ``x`` has a complex dtype, as ``numpy.iscomplexobj``."""
+    """Whether ``x`` has a complex dtype, as ``numpy.iscomplexobj``.
+
+    >>> tnp.iscomplexobj(np.array([1.0]))
+    False
+    """
     return dtypes.is_complex(P.concrete_dtype(P.asarray(x)))
 
 
 def isrealobj(x):
-    """Whether ``x`` has a non-complex dtype, as ``numpy.isrealobj``."""
+    """Whether ``x`` has a non-complex dtype, as ``numpy.isrealobj``.
+
+    >>> tnp.isrealobj(np.array([1.0]))
+    True
+    """
     return not iscomplexobj(x)
 
 
 def iscomplex(x):
-    """Elementwise: a nonzero imaginary part, as ``numpy.iscomplex``."""
+    """Elementwise: a nonzero imaginary part, as ``numpy.iscomplex``.
+
+    >>> tnp.iscomplex(np.array([1 + 0j, 1j]))
+    array([False,  True])
+    """
     return not_equal(imag(x), 0)  # noqa: F821
 
 
 def isreal(x):
-    """Elementwise: a zero imaginary part, as ``numpy.isreal``."""
+    """Elementwise: a zero imaginary part, as ``numpy.isreal``.
+
+    >>> tnp.isreal(np.array([1 + 0j, 1j]))
+    array([ True, False])
+    """
     return equal(imag(x), 0)  # noqa: F821
 
 
