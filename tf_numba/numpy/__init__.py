@@ -37,7 +37,7 @@ from .sorting import *  # noqa: F401,F403
 from . import creation, indexing, manipulation, math, products, reductions, sorting
 from ._promote import result_type
 from ..ext.einsum import einsum, einsum_path  # noqa: E402
-from . import linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402
 
 _methods.install()
 
