@@ -85,10 +85,11 @@ def machine_info():
                                if line.startswith("model name"))
     except (OSError, StopIteration):
         info["cpu"] = platform.processor()
-    for mod in ("numba", "jax", "autograd"):
+    from importlib import metadata
+    for mod in ("numba", "scipy", "jax", "jaxlib", "autograd", "matplotlib"):
         try:
-            info[mod] = __import__(mod).__version__
-        except (ImportError, AttributeError):
+            info[mod] = metadata.version(mod)
+        except metadata.PackageNotFoundError:
             info[mod] = None
     for mod in ("numpy", "scipy"):
         try:
