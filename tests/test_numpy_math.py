@@ -312,3 +312,11 @@ def test_real_and_imag_of_0d_arrays_are_arrays_like_numpy():
     for v in [np.array(1.5), np.array(1 + 2j), np.float32(2.0), np.complex128(1j)]:
         assert_same(tnp.real(v), np.real(v))
         assert_same(tnp.imag(v), np.imag(v))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_logaddexp_special_values_and_ties(name, dtype):
+    x = np.array([1.0, -3.5, 0.0, np.inf, -np.inf, np.inf, 3.0, np.nan, 700.0], dtype)
+    y = np.array([1.0, -3.5, -0.0, np.inf, -np.inf, -np.inf, -2.0, 1.0, 700.0], dtype)
+    _check_or_raise(name, [x, y], True)

@@ -250,22 +250,27 @@ _ufunc(np.rad2deg, _rad2deg, "Radians to degrees.")
 _ufunc(np.degrees, _rad2deg, "Radians to degrees.")
 
 
-def _logaddexp(x, y):
-    # npy_logaddexp: equal inputs (both infinite included) give x + log 2.
+def _log_add(x, y, exp, log1p_scale, at_tie):
+    """npy_logaddexp(2): ``max + log1p(exp(-|x - y|))``; equal infinities give
+    ``x + at_tie`` (the difference would be NaN). Finite ties use the general branch too,
+    which gives the same value and splits the derivative evenly between x and y."""
     d = ew.sub(x, y)
     pos = ew.gt(d, 0)
     big = ew.select(pos, x, y)
-    tail = ew.log1p(ew.exp(ew.select(pos, ew.neg(d), d)))
-    return ew.select(ew.eq(x, y), ew.add(x, _math.log(2)), ew.add(big, tail))
+    tail = ew.log1p(exp(ew.select(pos, ew.neg(d), d)))
+    if log1p_scale != 1:
+        tail = ew.mul(tail, log1p_scale)
+    infinite_tie = ew.and_(ew.eq(x, y), ew.eq(ew.abs(x), np.inf))
+    return ew.select(infinite_tie, ew.add(x, at_tie), ew.add(big, tail))
+
+
+def _logaddexp(x, y):
+    return _log_add(x, y, ew.exp, 1, _math.log(2))
 
 
 def _logaddexp2(x, y):
-    # npy_logaddexp2 with npy_log2_1p(t) = log1p(t) / ln 2.
-    d = ew.sub(x, y)
-    pos = ew.gt(d, 0)
-    big = ew.select(pos, x, y)
-    tail = ew.mul(ew.log1p(ew.exp2(ew.select(pos, ew.neg(d), d))), 1 / _math.log(2))
-    return ew.select(ew.eq(x, y), ew.add(x, 1), ew.add(big, tail))
+    # npy_log2_1p(t) = log1p(t) / ln 2
+    return _log_add(x, y, ew.exp2, 1 / _math.log(2), 1)
 
 
 _ufunc(np.logaddexp, _logaddexp, "``log(exp(x1) + exp(x2))`` without overflow.")
