@@ -66,15 +66,18 @@ class Family:
 
     def jvp(self, prim):
         """Decorator registering ``rule(primals, tangents, **params) -> (out, tangent_out)``."""
-        return lambda rule: register("jvp", self._own(prim), rule)
+        prim = self._own(prim)
+        return lambda rule: register("jvp", prim, rule)
 
     def transpose(self, prim):
         """Decorator registering ``rule(ct, *args, **params) -> [ct per arg or None]``."""
-        return lambda rule: register("transpose", self._own(prim), rule)
+        prim = self._own(prim)
+        return lambda rule: register("transpose", prim, rule)
 
     def batch(self, prim):
         """Decorator registering ``rule(args, dims, **params) -> (out, out_dim)``."""
-        return lambda rule: register("batch", self._own(prim), rule)
+        prim = self._own(prim)
+        return lambda rule: register("batch", prim, rule)
 
     def _own(self, prim):
         if self.ops.get(prim.name.split(".", 1)[-1]) is not prim:
@@ -124,7 +127,7 @@ def batch_leading(prim, core_ranks):
         for a, d, core in zip(args, dims, core_ranks):
             if d is None:
                 shape = tuple(a.shape)
-                a = broadcast_to(a, (size,) + shape[:len(shape) - core] + shape[len(shape) - core:])
+                a = broadcast_to(a, (size,) + shape)
             else:
                 a = moveaxis(a, d, 0)
             moved.append(a)

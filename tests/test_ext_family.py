@@ -1,0 +1,123 @@
+"""The extension-family registry: the README's worked example runs, ids are unique and
+well-formed, and a missing rule is a MissingRuleError naming family, op and role, raised
+when the transform is applied."""
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.core.linear import defjvp
+from tf_numba.core.primitive import rule
+from tf_numba.errors import MissingRuleError, TfNumbaError
+from tf_numba.ext import FAMILIES, Family, family
+
+README = pathlib.Path(tf.__file__).parent / "ext" / "README.md"
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """The README's example block, run as it is written."""
+    text = README.read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 1, "the README should hold one python example"
+    namespace = {"__name__": "readme_example"}
+    exec(compile(blocks[0], str(README), "exec"), namespace)
+    return namespace
+
+
+def test_readme_example_runs_and_registers_its_family(toy):
+    assert family("example.toy.v1") is toy["toy"]
+    assert toy["toy"].rules() == {"cumsum": {"jvp": True, "transpose": True, "batch": True,
+                                             "lower": True}}
+
+
+def test_readme_op_has_correct_derivatives(toy):
+    from ad_checks import check_grads
+    x = np.random.default_rng(0).standard_normal((2, 5))
+    check_grads(lambda x: toy["cumsum"](x, reverse=True), (x,), order=2)
+
+
+def test_builtin_families_are_registered():
+    import tf_numba.numpy  # noqa: F401  (imports the linalg and fft families)
+    assert {"tf_numba.einsum.v1", "tf_numba.linalg.v1", "tf_numba.fft.v1"} <= set(FAMILIES)
+    assert family("tf_numba.linalg.v1").ops["svd"].family == "tf_numba.linalg.v1"
+    linear = {"linalg.solve", "linalg.triangular_solve", "linalg.expm_frechet", "fft.fft",
+              "fft.ifft", "fft.rfft", "fft.irfft"}
+    for fam in ("tf_numba.linalg.v1", "tf_numba.fft.v1"):
+        for name, prim in family(fam).ops.items():
+            roles = family(fam).rules()[name]
+            needed = ("jvp", "batch", "lower") + (("transpose",) if prim.name in linear else ())
+            assert all(roles[r] for r in needed), f"{fam} op {name} lacks a rule: {roles}"
+
+
+def test_family_ids_are_unique_and_versioned():
+    with pytest.raises(TfNumbaError, match="already registered"):
+        Family("tf_numba.linalg.v1", module=__name__)
+    with pytest.raises(TfNumbaError, match="owner.name.v1"):
+        Family("no_version", module=__name__)
+    with pytest.raises(KeyError, match="known"):
+        family("nobody.nothing.v1")
+
+
+@pytest.fixture(scope="module")
+def bare():
+    """A family whose ops each lack one rule."""
+    fam = Family("tests.bare.v1", module=__name__)
+    same = lambda x: x  # noqa: E731
+    no_jvp = fam.op("no_jvp", same, np.sin)
+    linear_no_transpose = fam.op("linear_no_transpose", same, lambda x: 2 * x)
+    defjvp(linear_no_transpose, lambda g, ans, x: linear_no_transpose.bind(g))
+    no_lowering = fam.op("no_lowering", same, np.cos, lowering=None)
+    return fam, no_jvp, linear_no_transpose, no_lowering
+
+
+def _missing(excinfo, op, role):
+    err = excinfo.value
+    text = str(err)
+    assert "tests.bare.v1" in text and op in text and role in text, text
+    assert err.role == role
+
+
+def test_missing_jvp_rule_raises_when_grad_is_applied(bare):
+    _, no_jvp, _, _ = bare
+    with pytest.raises(MissingRuleError) as excinfo:
+        tf.grad(lambda x: tnp.sum(no_jvp.bind(x)))(np.ones(3))
+    _missing(excinfo, "bare.no_jvp", "jvp")
+    with pytest.raises(MissingRuleError):
+        tf.jvp(lambda x: no_jvp.bind(x), (np.ones(3),), (np.ones(3),))
+
+
+def test_missing_transpose_rule_raises_in_reverse_mode_only(bare):
+    _, _, op, _ = bare
+    _, t = tf.jvp(lambda x: op.bind(x), (np.ones(3),), (np.ones(3),))
+    assert np.allclose(t, 2.0)
+    with pytest.raises(MissingRuleError) as excinfo:
+        tf.grad(lambda x: tnp.sum(op.bind(x)))(np.ones(3))
+    _missing(excinfo, "bare.linear_no_transpose", "transpose")
+
+
+def test_missing_batching_rule_is_reported_by_the_rule_lookup(bare):
+    # tf_numba has no vmap yet; this is the lookup every transform goes through
+    _, no_jvp, _, _ = bare
+    with pytest.raises(MissingRuleError) as excinfo:
+        rule("batch", no_jvp)
+    _missing(excinfo, "bare.no_jvp", "batch")
+
+
+def test_missing_lowering_raises_when_jit_prepares(bare):
+    fam, _, _, no_lowering = bare
+    assert fam.rules()["no_lowering"]["lower"] is False
+    x = np.ones(3)
+    assert np.allclose(no_lowering.bind(x), np.cos(x))      # eager calls still work
+    with pytest.raises(MissingRuleError) as excinfo:
+        tf.jit(lambda x: no_lowering.bind(x) + 1.0, tiered=False)(x)
+    _missing(excinfo, "bare.no_lowering", "lower")
+
+
+def test_rules_register_only_for_own_ops(bare):
+    fam = bare[0]
+    with pytest.raises(TfNumbaError, match="not an op of family"):
+        fam.jvp(family("tf_numba.linalg.v1").ops["svd"])
