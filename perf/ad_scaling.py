@@ -4,7 +4,8 @@ For ``x`` of 16 float64 values and ``acc = acc * x + x`` repeated ``depth`` time
 summed, prints per depth: the time to trace ``f``, to build its gradient program
 (``transforms.ad.grad_program``), to simplify that, the equation counts, the time per
 equation of the whole pipeline, and (if jax is importable) ``jax.make_jaxpr(jax.grad(f))``.
-Medians over many runs. Target: depth 200 built + simplified in under 20 ms, and a flat
+Medians over many runs; "others" is the CPU (in cores) other processes used meanwhile
+(perf/_bench.ForeignLoad), since the load average lags. Target: depth 200 built + simplified in under 20 ms, and a flat
 per-equation cost (linear scaling).
 
     python perf/ad_scaling.py [--repeats N]
@@ -17,6 +18,7 @@ import time
 
 import numpy as np
 
+import _bench
 import tf_numba as tf
 from tf_numba.transforms.ad import grad_program
 from tf_numba.transforms.simplify import simplify
@@ -77,6 +79,10 @@ def jax_time(depth, x, repeats):
     return median_time(lambda: jax.make_jaxpr(jax.grad(f))(x), repeats), len(jaxpr.eqns)
 
 
+def _cores(load):
+    return f"{load.cores:6.2f}" if load.cores is not None else f"{'-':>6}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=31)
@@ -86,7 +92,7 @@ def main():
           f"medians of {args.repeats} runs, times in ms")
     header = (f"{'depth':>5} {'eqns':>5} {'grad eqns':>9} {'simpl eqns':>10} {'trace':>7} "
               f"{'grad':>7} {'simplify':>8} {'grad+simp':>9} {'us/eqn':>7} {'jax':>7} "
-              f"{'jax eqns':>8}")
+              f"{'jax eqns':>8} {'others':>6}")
     print(header)
     per_eqn = {}
     for depth in DEPTHS:
@@ -94,18 +100,19 @@ def main():
         program = tf.make_program(f)(x)
         gprog = grad_program(program, [True], keep_outputs=False)
         sprog = simplify(gprog)
-        t_trace = median_time(lambda: tf.make_program(f)(x), args.repeats)
-        t_grad = median_time(lambda: grad_program(program, [True], keep_outputs=False),
-                             args.repeats)
-        t_simp = median_time(lambda: simplify(gprog), args.repeats)
+        with _bench.ForeignLoad() as others:
+            t_trace = median_time(lambda: tf.make_program(f)(x), args.repeats)
+            t_grad = median_time(lambda: grad_program(program, [True], keep_outputs=False),
+                                 args.repeats)
+            t_simp = median_time(lambda: simplify(gprog), args.repeats)
+            t_jax, jax_eqns = jax_time(depth, x, max(5, args.repeats // 3))
         total = t_grad + t_simp
         per_eqn[depth] = (t_trace + total) / len(program.eqns)
-        t_jax, jax_eqns = jax_time(depth, x, max(5, args.repeats // 3))
         jax_text = (f"{t_jax * 1e3:7.2f} {jax_eqns:>8}" if t_jax is not None
                     else f"{'-':>7} {'-':>8}")
         print(f"{depth:>5} {len(program.eqns):>5} {len(gprog.eqns):>9} {len(sprog.eqns):>10} "
               f"{t_trace * 1e3:7.2f} {t_grad * 1e3:7.2f} {t_simp * 1e3:8.2f} {total * 1e3:9.2f} "
-              f"{per_eqn[depth] * 1e6:7.1f} {jax_text}")
+              f"{per_eqn[depth] * 1e6:7.1f} {jax_text} {_cores(others)}")
     costs = list(per_eqn.values())
     deepest = DEPTHS[-1]
     f = chain(deepest)

@@ -3,7 +3,8 @@
 The program is a chain of elementwise ops (sin, mul, add with a weak scalar) on a small
 array, written with ``tf_numba.numpy`` once it has landed (else with the primitives).
 Prints, per size, the equation count, the median trace time and the time per equation,
-then the ratio max/min of the per-equation cost. Target: flat within 2x.
+then the ratio max/min of the per-equation cost, and the CPU (in cores) other processes
+used meanwhile (perf/_bench.ForeignLoad). Target: flat within 2x.
 
     python perf/trace_scaling.py [--budget SECONDS]
 """
@@ -15,6 +16,7 @@ import time
 
 import numpy as np
 
+import _bench
 import tf_numba as tf
 
 SIZES = (10, 100, 1_000, 10_000)
@@ -63,14 +65,16 @@ def main():
     args = parser.parse_args()
     x = np.linspace(0.1, 0.9, 8)
     print(f"load average: {os.getloadavg()}   spelling: {SPELLING}")
-    print(f"{'target':>7} {'eqns':>6} {'runs':>5} {'trace ms':>9} {'us/eqn':>7}")
+    print(f"{'target':>7} {'eqns':>6} {'runs':>5} {'trace ms':>9} {'us/eqn':>7} {'others':>6}")
     per_eqn = []
     for n in SIZES:
         f = chain(n)
         eqns = len(tf.make_program(f)(x).eqns)
-        t, runs = median_time(lambda: tf.make_program(f)(x), args.budget)
+        with _bench.ForeignLoad() as others:
+            t, runs = median_time(lambda: tf.make_program(f)(x), args.budget)
         per_eqn.append(t / eqns)
-        print(f"{n:>7} {eqns:>6} {runs:>5} {t * 1e3:9.3f} {t / eqns * 1e6:7.2f}")
+        busy = f"{others.cores:6.2f}" if others.cores is not None else f"{'-':>6}"
+        print(f"{n:>7} {eqns:>6} {runs:>5} {t * 1e3:9.3f} {t / eqns * 1e6:7.2f} {busy}")
     print(f"per-eqn cost max/min: {max(per_eqn) / min(per_eqn):.2f} (target <= 2)")
     print(f"load average: {os.getloadavg()}")
 
