@@ -21,6 +21,8 @@ Functional updates replace in-place assignment: ``x.at[idx].set(v)`` on traced v
 | products | dot, matmul, tensordot, inner, outer, kron, cross, trace |
 | indexing | ``x[idx]``, ``.at``, take, take_along_axis, nonzero, select |
 | sorting | sort, argsort, searchsorted, unique, isin, bincount |
+| numerical | diff, gradient, trapezoid, convolve, interp, polyval, cov, corrcoef |
+| linalg, fft | ``numpy.linalg`` and ``numpy.fft`` on the extension op families |
 """
 import math as _math
 
@@ -31,10 +33,11 @@ from .creation import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .manipulation import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .numerical import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
-from . import creation, indexing, manipulation, math, products, reductions, sorting
+from . import creation, indexing, manipulation, math, numerical, products, reductions, sorting
 from ._promote import result_type
 from ..ext.einsum import einsum, einsum_path  # noqa: E402
 from . import fft, linalg  # noqa: E402

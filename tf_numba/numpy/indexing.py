@@ -30,7 +30,7 @@ from . import _promote as P
 __all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "flatnonzero",
            "argwhere", "compress", "extract", "select", "unravel_index",
            "ravel_multi_index", "tril_indices", "triu_indices", "diag_indices", "at",
-           "choose"]
+           "choose", "ix_"]
 
 
 # ---------------------------------------------------------------- index parsing
@@ -919,3 +919,27 @@ def diag_indices(n, ndim=2):
     (array([0, 1]), array([0, 1]))
     """
     return tuple(i.astype(np.int64) for i in np.diag_indices(n, ndim))
+
+
+def ix_(*args):
+    """Open-mesh index arrays: the ``k``-th of ``n`` sequences reshaped to put its length on
+    axis ``k``, as ``numpy.ix_`` (boolean sequences become their nonzero positions).
+
+    >>> [i.shape for i in tnp.ix_([0, 1], [2, 0, 1])]
+    [(2, 1), (1, 3)]
+    """
+    out = []
+    for k, seq in enumerate(args):
+        s = P.asarray(seq) if P.is_tracer(seq) else np.asarray(seq)
+        if not P.is_tracer(s):
+            if s.size == 0:
+                s = s.astype(np.int64)
+            if s.dtype == np.bool_:
+                s = np.flatnonzero(s)
+            s = np.asarray(P.asarray(s))
+        if len(P.shape_of(s)) != 1:
+            raise ShapeError("Cross index must be 1 dimensional", op="ix_")
+        shape = [1] * len(args)
+        shape[k] = P.shape_of(s)[0]
+        out.append(layout.reshape(s, tuple(shape)))
+    return tuple(out)

@@ -752,5 +752,41 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return result if P.is_tracer(result) else bool(result)
 
 
-for _fn in (where, isclose, allclose):
+def array_equal(a1, a2, equal_nan=False):
+    """Whether two arrays have the same shape and elements, as ``numpy.array_equal``: a
+    Python bool eagerly (and for differing shapes), a traced bool when traced.
+
+    >>> tnp.array_equal(np.array([1, 2]), [1, 2])
+    True
+    """
+    x, y = P.asarray(a1), P.asarray(a2)
+    if P.shape_of(x) != P.shape_of(y):
+        return False
+    from .reductions import all as all_
+    same = equal(x, y)  # noqa: F821
+    if equal_nan and any(dtypes.is_inexact(P.concrete_dtype(v)) for v in (x, y)):
+        same = logical_or(same, logical_and(isnan(x), isnan(y)))  # noqa: F821
+    result = all_(same)
+    return result if P.is_tracer(result) else bool(result)
+
+
+def array_equiv(a1, a2):
+    """Whether two arrays are equal after broadcasting, as ``numpy.array_equiv``.
+
+    >>> tnp.array_equiv(np.array([1, 2]), np.array([[1, 2], [1, 2]]))
+    True
+    """
+    from ..core.shapes import broadcast_shapes
+    from ..errors import ShapeError
+    from .reductions import all as all_
+    x, y = P.asarray(a1), P.asarray(a2)
+    try:
+        broadcast_shapes(P.shape_of(x), P.shape_of(y))
+    except ShapeError:
+        return False
+    result = all_(equal(x, y))  # noqa: F821
+    return result if P.is_tracer(result) else bool(result)
+
+
+for _fn in (where, isclose, allclose, array_equal, array_equiv):
     _public(_fn)

@@ -1,0 +1,363 @@
+"""Numerical analysis on arrays: differences, gradients, integrals, convolutions,
+interpolation, polynomials and covariances, written as NumPy writes them (same operations in
+the same order, so the same bits).
+
+>>> tnp.diff(np.array([1, 4, 9, 16]))
+array([3, 5, 7])
+"""
+import numpy as np
+
+from ..core import dtypes
+from ..core.linear import aval_of
+from ..errors import ShapeError, UnsupportedError
+from ..ops import layout
+from . import _promote as P
+
+__all__ = ["diff", "ediff1d", "gradient", "trapezoid", "convolve", "correlate", "interp",
+           "polyval", "cov", "corrcoef"]
+
+
+def _arr(a):
+    x = P.asarray(a)
+    return np.asarray(x, dtypes.of_scalar(x)) if P.is_weak(x) else x
+
+
+def _shape(x):
+    return tuple(aval_of(x).shape)
+
+
+def _slice(x, axis, start, stop):
+    return layout.slice_in_dim(x, start, stop, 1, axis)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis`` (``not_equal`` for bools), as
+    ``numpy.diff``.
+
+    >>> tnp.diff(np.array([[1, 3, 6]]), axis=1)
+    array([[2, 3]])
+    """
+    from .manipulation import broadcast_to, concatenate
+    from .math import not_equal, subtract
+    n = P.concrete_int(n, "diff", "n")
+    if n < 0:
+        raise ShapeError(f"order must be non-negative but got {n}", op="diff")
+    x = _arr(a)
+    if not _shape(x):
+        raise ShapeError("diff requires input that is at least one dimensional", op="diff")
+    if n == 0:
+        return x
+    axis = P.axis_arg(axis, len(_shape(x)), "diff")
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = _arr(extra)
+        if not _shape(e):
+            shape = list(_shape(x))
+            shape[axis] = 1
+            e = broadcast_to(e, tuple(shape))
+        parts.append(e)
+    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+    if len(pieces) > 1:
+        x = concatenate(pieces, axis)
+    op = not_equal if dtypes.is_bool(aval_of(x).dtype) else subtract
+    for _ in range(n):
+        length = _shape(x)[axis]
+        x = P.asarray(op(_slice(x, axis, min(1, length), length),
+                         _slice(x, axis, 0, max(length - 1, 0))))
+    return x
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of the flattened array, with optional values before and after, as
+    ``numpy.ediff1d``.
+
+    >>> tnp.ediff1d(np.array([1, 2, 4]), to_begin=-9)
+    array([-9,  1,  2])
+    """
+    from .manipulation import concatenate, ravel
+    from .math import subtract
+    x = ravel(ary)
+    n = _shape(x)[0]
+    d = P.asarray(subtract(_slice(x, 0, 1, n), _slice(x, 0, 0, max(n - 1, 0))))
+    dt = aval_of(x).dtype
+    pieces = [d]
+    if to_begin is not None:
+        pieces.insert(0, ravel(P.cast(_arr(to_begin), dt)))
+    if to_end is not None:
+        pieces.append(ravel(P.cast(_arr(to_end), dt)))
+    return concatenate(pieces) if len(pieces) > 1 else d
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """Second-order central differences inside, one-sided ones (of order ``edge_order``) at
+    the edges, as ``numpy.gradient`` with scalar spacings.
+
+    >>> tnp.gradient(np.array([1.0, 2.0, 4.0, 7.0]))
+    array([1. , 1.5, 2.5, 3. ])
+    """
+    from .math import add, divide, multiply, subtract
+    x = _arr(f)
+    rank = len(_shape(x))
+    axes = tuple(range(rank)) if axis is None else tuple(P.axes_arg(axis, rank, "gradient")) \
+        if isinstance(axis, (tuple, list)) else (P.axis_arg(axis, rank, "gradient"),)
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise ShapeError("invalid number of arguments", op="gradient")
+    for s in spacings:
+        if P.is_tracer(s) or np.ndim(s) != 0:
+            raise UnsupportedError("only scalar (concrete) spacings are supported, not "
+                                   "coordinate arrays", op="gradient")
+    if edge_order not in (1, 2):
+        raise ShapeError("'edge_order' greater than 2 not supported", op="gradient")
+    if not dtypes.is_inexact(aval_of(x).dtype):
+        x = P.cast(x, dtypes.float64)
+    outs = []
+    for ax, dx in zip(axes, spacings):
+        n = _shape(x)[ax]
+        if n < edge_order + 1:
+            raise ShapeError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.", op="gradient")
+        inner = divide(subtract(_slice(x, ax, 2, n), _slice(x, ax, 0, n - 2)), 2.0 * dx)
+        if edge_order == 1:
+            first = divide(subtract(_slice(x, ax, 1, 2), _slice(x, ax, 0, 1)), dx)
+            last = divide(subtract(_slice(x, ax, n - 1, n), _slice(x, ax, n - 2, n - 1)), dx)
+        else:
+            a, b, c = -1.5 / dx, 2.0 / dx, -0.5 / dx
+            first = add(add(multiply(a, _slice(x, ax, 0, 1)), multiply(b, _slice(x, ax, 1, 2))),
+                        multiply(c, _slice(x, ax, 2, 3)))
+            a, b, c = 0.5 / dx, -2.0 / dx, 1.5 / dx
+            last = add(add(multiply(a, _slice(x, ax, n - 3, n - 2)),
+                           multiply(b, _slice(x, ax, n - 2, n - 1))),
+                       multiply(c, _slice(x, ax, n - 1, n)))
+        outs.append(layout.concatenate([P.asarray(first), P.asarray(inner), P.asarray(last)],
+                                       ax))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of ``y`` by the trapezoidal rule along ``axis``, as ``numpy.trapezoid``.
+
+    >>> tnp.trapezoid(np.array([1.0, 2.0, 3.0]), dx=0.5)
+    np.float64(2.0)
+    """
+    from .math import add, divide, multiply
+    from .reductions import sum as sum_
+    values = _arr(y)
+    rank = len(_shape(values))
+    ax = P.axis_arg(axis, rank, "trapezoid")
+    n = _shape(values)[ax]
+    if x is None:
+        d = dx
+    else:
+        xs = _arr(x)
+        if len(_shape(xs)) == 1:
+            d = diff(xs)
+            shape = [1] * rank
+            shape[ax] = _shape(d)[0]
+            d = layout.reshape(d, tuple(shape))
+        else:
+            d = diff(xs, axis=ax)
+    mean_pairs = divide(add(_slice(values, ax, 1, n), _slice(values, ax, 0, max(n - 1, 0))),
+                        2.0)
+    return sum_(multiply(d, mean_pairs), axis=ax)
+
+
+def _correlate(a, v, mode, name):
+    """NumPy's 1-D correlate: ``out[k] = sum_n a[n + k - offset] * v[n]`` over the overlap."""
+    from .indexing import take
+    from .products import matmul
+    x, w = _arr(a), _arr(v)
+    if len(_shape(x)) != 1 or len(_shape(w)) != 1:
+        raise ShapeError("object too deep for desired array (inputs must be 1-D)", op=name)
+    n, m = _shape(x)[0], _shape(w)[0]
+    if n == 0 or m == 0:
+        raise ShapeError(f"{'a' if n == 0 else 'v'} cannot be empty", op=name)
+    if mode not in ("full", "same", "valid"):
+        raise ShapeError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})",
+                         op=name)
+    dt = P.result_type(x, w)
+    x, w = P.cast(x, dt), P.cast(w, dt)
+    # windows over a zero-padded a: one row per output, gathered with concrete indices
+    pad_lo = {"full": m - 1, "same": m // 2, "valid": 0}[mode]
+    count = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
+    padded = layout.pad(x, P.cast(0, dt), ((m - 1, m - 1, 0),))
+    start = (m - 1) - pad_lo
+    rows = start + np.arange(count)[:, None] + np.arange(m)[None, :]
+    return matmul(take(padded, rows), w)
+
+
+def correlate(a, v, mode="valid"):
+    """Cross-correlation of two 1-D sequences (``v`` conjugated), as ``numpy.correlate``.
+
+    >>> tnp.correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+    array([3.5])
+    """
+    from .math import conj
+    x, w = _arr(a), _arr(v)
+    if dtypes.is_complex(aval_of(w).dtype):
+        w = conj(w)
+    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
+        # NumPy correlates the other way round and reverses the result
+        return layout.rev(P.asarray(_correlate(w, x, mode, "correlate")), (0,))
+    return _correlate(x, w, mode, "correlate")
+
+
+def convolve(a, v, mode="full"):
+    """Discrete linear convolution of two 1-D sequences, as ``numpy.convolve``.
+
+    >>> tnp.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+    array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    x, w = _arr(a), _arr(v)
+    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
+        x, w = w, x
+    return _correlate(x, layout.rev(w, (0,)), mode, "convolve")
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation, as ``numpy.interp`` (float64 or
+    complex128 results; ``xp`` increasing).
+
+    >>> tnp.interp(np.array([0.5, 1.5, 9.0]), np.array([0.0, 1.0, 2.0]), np.array([0.0, 10.0, 0.0]))
+    array([5., 5., 0.])
+    """
+    from .math import (add, divide, equal, greater, isnan, less, logical_and, multiply,
+                       subtract, where)
+    from .indexing import take
+    from .sorting import searchsorted
+    if period is not None:
+        raise UnsupportedError("argument period is not supported", op="interp")
+    xs = P.cast(_arr(x), dtypes.float64)
+    xps = P.cast(_arr(xp), dtypes.float64)
+    fps = _arr(fp)
+    out_dt = dtypes.complex128 if dtypes.is_complex(aval_of(fps).dtype) else dtypes.float64
+    fps = P.cast(fps, out_dt)
+    if len(_shape(xps)) != 1 or _shape(xps) != _shape(fps):
+        raise ShapeError(f"fp and xp are not of the same length ({_shape(fps)} and "
+                         f"{_shape(xps)})", op="interp")
+    n = _shape(xps)[0]
+    if n == 0:
+        raise ShapeError("array of sample points is empty", op="interp")
+    lval = take(fps, 0) if left is None else P.cast(_arr(left), out_dt)
+    rval = take(fps, n - 1) if right is None else P.cast(_arr(right), out_dt)
+    if n == 1:
+        inside = take(fps, 0)
+        # NumPy's one-point branch compares only (so a NaN x gets fp[0])
+        return where(less(xs, take(xps, 0)), lval, where(greater(xs, take(xps, 0)), rval,
+                                                         inside))
+    j = P.asarray(subtract(searchsorted(xps, xs, side="right"), 1))
+    j = where(less(j, 0), 0, where(greater(j, n - 2), n - 2, j))
+    x0, x1 = take(xps, j), take(xps, P.asarray(add(j, 1)))
+    y0, y1 = take(fps, j), take(fps, P.asarray(add(j, 1)))
+    slope = divide(subtract(y1, y0), subtract(x1, x0))
+    value = add(multiply(slope, subtract(xs, x0)), y0)
+    # NumPy: a NaN from one end is retried from the other, then from a flat segment
+    retry = add(multiply(slope, subtract(xs, x1)), y1)
+    value = where(isnan(value), retry, value)
+    value = where(logical_and(isnan(value), equal(y0, y1)), y0, value)
+    value = where(equal(xs, x0), y0, value)
+    last = take(xps, n - 1)
+    value = where(equal(xs, last), take(fps, n - 1), value)
+    value = where(less(xs, take(xps, 0)), lval, value)
+    value = where(greater(xs, last), rval, value)
+    value = where(isnan(xs), P.cast(xs, out_dt), value)
+    return P.scalar_result(P.asarray(value))
+
+
+def polyval(p, x):
+    """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's
+    rule exactly as ``numpy.polyval``.
+
+    >>> tnp.polyval([3, 0, 1], np.array([5.0, 1.0]))
+    array([76.,  4.])
+    """
+    from .creation import zeros_like
+    from .math import add, multiply
+    # as np.asarray(p): the coefficients are (strong) elements of one array
+    arr = _arr(p)
+    coefficients = [layout.squeeze(layout.slice_in_dim(arr, i, i + 1, 1, 0), (0,))
+                    for i in range(_shape(arr)[0])]
+    xs = _arr(x)
+    y = zeros_like(xs)
+    for c in coefficients:
+        y = add(multiply(y, xs), c)
+    return y
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """The covariance matrix of the rows (variables) of ``m``, as ``numpy.cov`` without
+    weights.
+
+    >>> tnp.cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    array([[ 1., -1.],
+           [-1.,  1.]])
+    """
+    from .creation import array
+    from .math import conj, multiply, subtract
+    from .manipulation import atleast_2d, concatenate
+    from .products import dot
+    from .reductions import mean
+    P.check_unsupported("cov", fweights=(fweights, None), aweights=(aweights, None))
+    if ddof is not None and ddof != int(ddof):
+        raise ShapeError("ddof must be integer", op="cov")
+    X = atleast_2d(_arr(m))
+    if len(_shape(X)) > 2:
+        raise ShapeError("m has more than 2 dimensions", op="cov")
+    if dtype is None:
+        dtype = P.result_type(X, dtypes.float64)
+    if not rowvar and _shape(X)[0] != 1:
+        X = layout.transpose(X, (1, 0))
+    if _shape(X)[0] == 0:
+        return array(np.empty((0, 0), dtype))
+    if y is not None:
+        Y = atleast_2d(_arr(y))
+        if not rowvar and _shape(Y)[0] != 1:
+            Y = layout.transpose(Y, (1, 0))
+        X = concatenate([X, Y], axis=0)
+    X = P.cast(X, dtypes.canonical(dtype))
+    if ddof is None:
+        ddof = 0 if bias else 1
+    avg = mean(X, axis=1)
+    fact = _shape(X)[1] - ddof
+    if fact <= 0:
+        fact = 0.0
+    X = P.asarray(subtract(X, layout.expand_dims(P.asarray(avg), (1,))))
+    c = P.asarray(dot(X, conj(layout.transpose(X, (1, 0)))))
+    # NumPy's in-place ``c *= 1 / fact`` multiplies in float64 and rounds back to c's dtype
+    dt = aval_of(c).dtype
+    wide = P.cast(c, P.result_type(dt, dtypes.float64))
+    c = P.cast(P.asarray(multiply(wide, np.true_divide(1, fact))), dt)
+    if 1 in _shape(c):
+        return layout.reshape(c, tuple(d for d in _shape(c) if d != 1))
+    return c
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """Pearson correlation coefficients, as ``numpy.corrcoef``.
+
+    >>> tnp.corrcoef(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.5]]))[0, 1]
+    np.float64(-0.9819805060619656)
+    """
+    from .math import clip, divide, real, sqrt
+    from .manipulation import diag
+    c = P.asarray(cov(x, y, rowvar, dtype=dtype))
+    if not _shape(c):
+        return divide(c, c)
+    d = diag(c)
+    stddev = P.asarray(sqrt(real(d)))
+    c = divide(c, layout.expand_dims(stddev, (1,)))
+    c = P.asarray(divide(c, layout.expand_dims(stddev, (0,))))
+    if dtypes.is_complex(aval_of(c).dtype):
+        from ..ops import elementwise as ew
+        from .math import imag
+        return ew.complex(P.asarray(clip(real(c), -1, 1)), P.asarray(clip(imag(c), -1, 1)))
+    return clip(c, -1, 1)
