@@ -253,3 +253,41 @@ def test_vjp_gives_integer_inputs_zero_cotangents_of_their_dtype():
     gx, gn = f_vjp(np.ones(2))
     np.testing.assert_array_equal(gx, [3.0, 4.0])
     assert gn.dtype == np.int64 and np.all(gn == 0)
+
+
+# ---------------------------------------------------------------- ops.special
+
+SPECIAL_DOMAINS = {
+    "erfinv": (UNIT,), "erfcx": (ANY,), "lgamma": (POSITIVE,), "digamma": (POSITIVE,),
+    "ndtri": (_interval(0.1, 0.9),), "log_ndtr": (_interval(-3.0, 3.0),),
+    "xlogy": (ANY, POSITIVE), "xlog1py": (ANY, _interval(-0.5, 2.0)),
+}
+
+
+def test_every_special_primitive_has_a_domain_here():
+    from tf_numba.ops import special
+    assert set(special.PRIMS) == set(SPECIAL_DOMAINS) | {"polygamma"}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_DOMAINS))
+def test_special_function_derivatives_match_finite_differences(name):
+    from tf_numba.ops import special
+    rng = np.random.default_rng(10)
+    args = tuple(sample(rng) for sample in SPECIAL_DOMAINS[name])
+    check_grads(getattr(special, name), args, order=2)
+
+
+def test_polygamma_differentiates_in_x_but_not_in_its_order():
+    from tf_numba.errors import MissingRuleError
+    from tf_numba.ops import special
+    x = POSITIVE(np.random.default_rng(11))
+    for n in (0.0, 1.0, 2.0):
+        check_grads(lambda x: special.polygamma(n, x), (x,), order=2)
+    with pytest.raises(MissingRuleError):
+        tf.grad(lambda n: special.polygamma(n, 1.5))(1.0)
+
+
+def test_xlogy_is_zero_with_zero_gradient_in_y_where_x_is_zero():
+    from tf_numba.ops import special
+    gx, gy = tf.grad(special.xlogy, argnums=(0, 1))(0.0, 0.5)
+    assert gx == pytest.approx(np.log(0.5)) and gy == 0.0
