@@ -23,10 +23,13 @@ def is_tracer(x):
     return type(x) is Tracer
 
 
+_WEAK_TYPES = frozenset(dtypes.WEAK_SCALAR_TYPES)
+
+
 def is_weak(x):
     """A Python scalar: it takes the dtype of the arrays it meets (NEP 50). NumPy scalars
     (``np.float64`` subclasses ``float``) are strong."""
-    return isinstance(x, dtypes.WEAK_SCALAR_TYPES) and not isinstance(x, np.generic)
+    return type(x) in _WEAK_TYPES
 
 
 def _contains_tracer(x):
@@ -62,7 +65,12 @@ def dtype_of(x):
 
 
 def shape_of(x):
-    return () if is_weak(x) else tuple(aval_of(x).shape)
+    t = type(x)
+    if t is Tracer:
+        return x.aval.shape
+    if t is np.ndarray or isinstance(x, np.generic):
+        return x.shape
+    return () if t in _WEAK_TYPES else tuple(aval_of(x).shape)
 
 
 def ndim_of(x):
@@ -148,6 +156,8 @@ def broadcast_all(name, operands, keep_scalars=True):
     """Operands widened to their common shape; rank-0 ones stay rank 0 (the elementwise
     primitives broadcast those themselves) unless ``keep_scalars`` is False."""
     shapes = [shape_of(x) for x in operands]
+    if keep_scalars and len({s for s in shapes if s}) <= 1:
+        return operands     # one shape, or rank 0: nothing to broadcast
     shape = broadcast_shapes(*shapes, op=name)
     return [x if (keep_scalars and not s) else broadcast_to(x, shape, name)
             for x, s in zip(operands, shapes)]
