@@ -19,6 +19,12 @@ class ShapedArray:
     _interned = {}
 
     def __new__(cls, shape, dtype):
+        try:
+            found = cls._interned.get((shape, dtype))
+        except TypeError:       # an unhashable shape (a list)
+            found = None
+        if found is not None:
+            return found
         shape = tuple(d if type(d) is int or isinstance(d, Sym) else int(d) for d in shape)
         key = (shape, dtype)
         found = cls._interned.get(key)

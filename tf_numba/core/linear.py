@@ -4,7 +4,10 @@
 rule asks for it with ``instantiate``. ``UndefinedPrimal(aval)`` marks the linear inputs of
 an equation being transposed.
 """
+import sys
+
 from . import dtypes
+from .ir import aval_of_value
 from .primitive import register
 
 
@@ -44,8 +47,7 @@ def has_tangent(aval):
 def instantiate(t):
     """A real array for a tangent that may be a symbolic Zero."""
     if type(t) is Zero:
-        from ..ops.layout import full
-        return full(t.aval.shape, 0, t.aval.dtype)
+        return _ops().layout.full(t.aval.shape, 0, t.aval.dtype)
     return t
 
 
@@ -99,7 +101,6 @@ def deflinear(prim, transpose):
 
 def aval_of(x):
     """The ShapedArray of a tracer or a concrete value."""
-    from .ir import aval_of_value
     aval = getattr(x, "aval", None)
     return aval if aval is not None else aval_of_value(x)
 
@@ -108,11 +109,14 @@ def broadcast_to_aval(x, aval):
     """Widen a rank-0 tangent term to ``aval``'s shape (elementwise ops broadcast scalars)."""
     if aval_of(x).shape == aval.shape:
         return x
-    from ..ops.layout import broadcast_in_dim
-    return broadcast_in_dim(x, aval.shape, ())
+    return _ops().layout.broadcast_in_dim(x, aval.shape, ())
 
 
 def _add(a, b):
-    from ..ops.elementwise import add
-    return add(a, b)
+    return _ops().elementwise.add(a, b)
+
+
+def _ops():
+    """The ops package (it imports this module, so it is looked up on first use)."""
+    return sys.modules["tf_numba.ops"]
 

@@ -26,11 +26,15 @@ class Primitive:
         self.family = family
 
     def bind(self, *args, **params):
-        from .trace import bind
-        return bind(self, args, params)
+        return _bind(self, args, params)
 
     def __repr__(self):
         return self.name
+
+
+def _bind(prim, args, params):
+    """Replaced by ``trace.bind`` when the trace module loads (it imports this one)."""
+    raise RuntimeError("tf_numba.core.trace is not loaded")
 
 
 def register(role, prim, rule):

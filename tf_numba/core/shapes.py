@@ -216,6 +216,8 @@ def same_dim(a, b, op):
 
 def same_shape(a, b, op):
     """Equal rank and pairwise ``same_dim``."""
+    if a == b:
+        return True
     return len(a) == len(b) and all(same_dim(x, y, op) for x, y in zip(a, b))
 
 

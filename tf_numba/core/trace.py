@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from . import dtypes
+from . import primitive as _primitive_module
 from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
 from ..errors import ConcretizationError, TfNumbaError, TracerLeakError
 
@@ -177,10 +178,11 @@ class ProgramBuilder:
         return found[1]
 
     def add_eqn(self, prim, args, params):
-        invars = tuple(self.to_var(a) for a in args)
+        invars = tuple([a.var if type(a) is Tracer and a.builder is self else self.to_var(a)
+                        for a in args])
         source = self.source_override or user_source()
         try:
-            out = prim.abstract_eval(*(v.aval for v in invars), **params)
+            out = prim.abstract_eval(*[v.aval for v in invars], **params)
         except TfNumbaError as err:
             raise err.locate(prim.name, source) from None
         if prim.multiple_results:
@@ -234,6 +236,9 @@ def bind(prim, args, params):
     if prim.multiple_results:
         return [_as_dtype(o, a) for o, a in zip(out, out_aval)]
     return _as_dtype(out, out_aval)
+
+
+_primitive_module._bind = bind
 
 
 def _as_dtype(value, aval):

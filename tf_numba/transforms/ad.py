@@ -13,6 +13,7 @@ from ..core.ir import Literal, Program, Var
 from ..core.linear import UndefinedPrimal, Zero, has_tangent, instantiate
 from ..core.primitive import rule
 from ..core.trace import ProgramBuilder, trace
+from ..ops.elementwise import add
 
 
 def _read(env, v):
@@ -107,7 +108,6 @@ def partial_eval(program, num_known_inputs, num_known_outputs):
 
 
 def _accumulate(ct_env, v, ct):
-    from ..ops.elementwise import add
     prev = ct_env.get(v)
     ct_env[v] = ct if prev is None else add(prev, ct)
 

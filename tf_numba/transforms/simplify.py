@@ -6,6 +6,7 @@ no: it changes ``-0.0``). One forward pass and one backward pass: linear in prog
 import numpy as np
 
 from ..core.ir import Literal, ShapedArray, Var
+from ..ops.elementwise import PRIMS as ELEMENTWISE
 
 
 def _literal_scalar(v, known_fill):
@@ -69,8 +70,7 @@ def _fold(eqn, ins):
 
 
 def _scalar_broadcasting_prims():
-    from ..ops.elementwise import PRIMS
-    return set(PRIMS.values())
+    return set(ELEMENTWISE.values())
 
 
 def _fill_as_literal(eqn, ins, known_fill):
