@@ -7,16 +7,22 @@ derivatives of derivatives work. Reverse mode transposes the linear parts: ``sol
 
 Conventions of the derivative rules (each follows the impl, so finite differences agree):
 
-- ``cholesky`` and ``eigh`` read the lower triangle (LAPACK ``uplo='L'``, as NumPy): their
-  tangents are the Hermitian matrices built from the lower triangle of the perturbation.
+- ``cholesky`` and ``eigh`` read one triangle (LAPACK ``uplo``; the lower one by default, as
+  NumPy): their tangents are the Hermitian matrices built from that triangle of the
+  perturbation.
 - Degenerate eigenvalues / singular values: the eigenvector (singular vector) derivative
   couples pairs ``i, j`` through ``1 / (w_j - w_i)`` (``1 / (s_j^2 - s_i^2)``). Pairs closer
   than ``DEGENERACY_RTOL * n * max|w|`` (``... * max(s)^2``) span a subspace in which the
-  vectors are not unique; their coupling is set to 0 instead of +-inf. The result is the
-  exact derivative of every function that does not depend on the basis chosen inside a
-  degenerate subspace (projectors, reconstructions, eigenvalues), and finite always.
-- Zero singular values: the terms ``1 / s_i`` of a non-square SVD are taken as 0 for
-  ``s_i == 0`` (the column they scale is arbitrary there), so gradients stay finite.
+  vectors are not unique; their coupling is set to 0 instead of +-inf, so gradients are
+  always finite. They are exact for symmetric functions of each group of equal values
+  (``sum(f(w))``, ``slogdet``, norms) and for functions of the vectors through the
+  projector onto each whole degenerate subspace; inside such a subspace only the diagonal
+  of ``V^H dA V`` in the returned basis is seen, which no rule on eigh's outputs can avoid.
+- Zero singular values of a non-square matrix: the terms ``1 / s_i`` are taken as 0 for
+  ``s_i == 0``. ``u_i`` (tall) or ``v_i`` (wide) is not differentiable there, but a loss
+  that does not use it now gets a finite, correct gradient (JAX and tenferro 0.8 give NaN:
+  the zero cotangent meets ``1 / 0``). Losses through that vector (even times ``s_i``) and
+  second derivatives across it are not differentiable at that point.
 - Complete QR / full SVD of a non-square matrix: the extra columns of Q / U / V are an
   arbitrary orthonormal completion; their derivative is the one that keeps them orthogonal
   to the rest without rotating among themselves.
@@ -196,12 +202,12 @@ def _svdvals_eval(a):
     return ShapedArray(a.shape[:-2] + (min(a.shape[-2:]),), dtypes.real_part(a.dtype))
 
 
-def _eigh_eval(a):
+def _eigh_eval(a, *, lower):
     _check_matrix("eigh", a, square=True)
     return (ShapedArray(a.shape[:-1], dtypes.real_part(a.dtype)), a)
 
 
-def _eigvalsh_eval(a):
+def _eigvalsh_eval(a, *, lower):
     _check_matrix("eigvalsh", a, square=True)
     return ShapedArray(a.shape[:-1], dtypes.real_part(a.dtype))
 
@@ -252,9 +258,11 @@ slogdet_p = FAMILY.op("slogdet", _slogdet_eval,
                       lambda a: [np.asarray(x) for x in np.linalg.slogdet(a)],
                       multiple_results=True)
 qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True)
-eigh_p = FAMILY.op("eigh", _eigh_eval, lambda a: list(np.linalg.eigh(a)),
+eigh_p = FAMILY.op("eigh", _eigh_eval,
+                   lambda a, *, lower: list(np.linalg.eigh(a, "L" if lower else "U")),
                    multiple_results=True)
-eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, np.linalg.eigvalsh)
+eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval,
+                       lambda a, *, lower: np.linalg.eigvalsh(a, "L" if lower else "U"))
 svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True)
 svdvals_p = FAMILY.op("svdvals", _svdvals_eval,
                       lambda a: np.linalg.svd(a, compute_uv=False))
@@ -308,12 +316,13 @@ def qr(a, full=False):
     return qr_p.bind(a, full=full)
 
 
-def eigh(a):
-    return eigh_p.bind(a)
+def eigh(a, lower=True):
+    """(w, V) of Hermitian matrices, read from the ``lower`` (or upper) triangle."""
+    return eigh_p.bind(a, lower=lower)
 
 
-def eigvalsh(a):
-    return eigvalsh_p.bind(a)
+def eigvalsh(a, lower=True):
+    return eigvalsh_p.bind(a, lower=lower)
 
 
 def svd(a, full_matrices=False):
@@ -392,10 +401,10 @@ def _dtype(x):
     return aval_of(x).dtype
 
 
-def _hermitian_from_lower(t):
-    """The Hermitian matrix a lower-triangle-reading routine sees in ``t``."""
+def _hermitian_from(t, lower=True):
+    """The Hermitian matrix a routine reading the ``lower`` (or upper) triangle sees in ``t``."""
     tnp = _tnp()
-    low = tnp.tril(t, -1)
+    low = tnp.tril(t, -1) if lower else tnp.triu(t, 1)
     n = aval_of(t).shape[-1]
     diag = tnp.multiply(t, _eye(n, dtypes.real_part(_dtype(t))))
     if _is_complex(t):
@@ -530,7 +539,7 @@ def _slogdet_jvp(out, primals, tangents):
 def _cholesky_jvp(low, primals, tangents):
     # dL = L Phi(L^-1 dA L^-H), Phi = lower triangle with half the diagonal (Murray 2016)
     tnp = _tnp()
-    ta = _hermitian_from_lower(tangents[0])
+    ta = _hermitian_from(tangents[0])
     y = triangular_solve(low, ta, left_side=True, lower=True)
     z = triangular_solve(low, y, left_side=False, lower=True, transpose_a=True,
                          conjugate_a=_is_complex(low))
@@ -540,10 +549,10 @@ def _cholesky_jvp(low, primals, tangents):
 
 
 @_jvp(eigh_p)
-def _eigh_jvp(out, primals, tangents):
+def _eigh_jvp(out, primals, tangents, *, lower):
     w, v = out
     tnp = _tnp()
-    vhav = _mm(_H(v), _mm(_hermitian_from_lower(tangents[0]), v))
+    vhav = _mm(_H(v), _mm(_hermitian_from(tangents[0], lower), v))
     dw = _real(_diag(vhav))
     dv = _mm(v, tnp.multiply(_safe_reciprocal_gaps(w), vhav))
     return [dw, dv]
@@ -556,9 +565,9 @@ def _quadratic_diag(u, ta, v):
 
 
 @_jvp(eigvalsh_p)
-def _eigvalsh_jvp(w, primals, tangents):
-    _, v = eigh(primals[0])
-    return _quadratic_diag(v, _hermitian_from_lower(tangents[0]), v)
+def _eigvalsh_jvp(w, primals, tangents, *, lower):
+    _, v = eigh(primals[0], lower)
+    return _quadratic_diag(v, _hermitian_from(tangents[0], lower), v)
 
 
 @_jvp(svdvals_p)

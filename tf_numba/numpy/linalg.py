@@ -135,10 +135,10 @@ def qr(a, mode="reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
-def _lower_view(a, uplo):
+def _lower(uplo):
     if uplo not in ("L", "U"):
         raise ValueError(f"UPLO argument must be 'L' or 'U', got {uplo!r}")
-    return a if uplo == "L" else L._H(a)
+    return uplo == "L"
 
 
 def eigh(a, UPLO="L"):
@@ -146,14 +146,14 @@ def eigh(a, UPLO="L"):
     triangle."""
     (a,) = inexact(a)
     _matrices("eigh", a)
-    w, v = L.eigh(_lower_view(a, UPLO))
+    w, v = L.eigh(a, _lower(UPLO))
     return EighResult(w, v)
 
 
 def eigvalsh(a, UPLO="L"):
     (a,) = inexact(a)
     _matrices("eigvalsh", a)
-    return L.eigvalsh(_lower_view(a, UPLO))
+    return L.eigvalsh(a, _lower(UPLO))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
