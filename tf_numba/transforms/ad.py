@@ -8,11 +8,10 @@ Every pass walks the equations once, so all of this is linear in program size.
 """
 import numpy as np
 
-from ..core.interpreter import eval_program
-from ..core.ir import Literal, Program, Var
+from ..core.ir import Eqn, Literal, Program, Var
 from ..core.linear import UndefinedPrimal, Zero, has_tangent, instantiate
 from ..core.primitive import rule
-from ..core.trace import ProgramBuilder, trace
+from ..core.trace import ProgramBuilder
 from ..ops.elementwise import add
 
 
@@ -175,13 +174,26 @@ def grad_program(program, wrt_mask, keep_outputs=True):
     differentiated input.
     """
     n_out = len(program.outvars)
-    known, transposed, _ = vjp_parts(program, wrt_mask, [True] + [False] * (n_out - 1))
-    seed = np.ones((), program.outvars[0].aval.dtype)
+    known, transposed, num_res = vjp_parts(program, wrt_mask, [True] + [False] * (n_out - 1))
+    seed_var = transposed.invars[num_res]
+    seed = Literal(np.ones((), seed_var.aval.dtype), seed_var.aval)
+    wiring = dict(zip(transposed.invars[:num_res], known.outvars[n_out:]))
+    wiring[seed_var] = seed
+    outs = list(known.outvars[:n_out]) if keep_outputs else []
+    return splice(known, transposed, wiring, outs + list(transposed.outvars))
 
-    def gradient(*primals):
-        outs = eval_program(known, list(primals))
-        grads = eval_program(transposed, outs[n_out:] + [seed])
-        return (outs[:n_out] + grads) if keep_outputs else grads
 
-    result, _ = trace(gradient, program.in_avals)
-    return result
+def splice(first, second, wiring, outvars):
+    """One program running ``first`` then ``second``, whose inputs are ``wiring``'d to
+    values of ``first`` (or literals). Equations are reused, not re-traced: no rule or
+    abstract evaluation runs, so this costs one pass over ``second``'s equations."""
+    def read(v):
+        return wiring.get(v, v) if type(v) is Var else v
+
+    eqns = list(first.eqns)
+    for e in second.eqns:
+        ins = tuple(read(v) for v in e.invars)
+        eqns.append(e if ins == e.invars else Eqn(e.prim, ins, e.outvars, e.params, e.source))
+    guards = list(first.guards) + [g for g in second.guards if g not in first.guards]
+    return Program(first.invars, list(first.consts) + list(second.consts), eqns,
+                   [read(v) for v in outvars], guards)
