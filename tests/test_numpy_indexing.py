@@ -298,3 +298,10 @@ def test_index_conversions():
     for fn in ["tril_indices", "triu_indices"]:
         assert_same(getattr(tnp, fn)(3, 1), getattr(np, fn)(3, 1))
     assert_same(tnp.diag_indices(3), np.diag_indices(3))
+
+
+def test_an_empty_ellipsis_still_separates_advanced_indices():
+    x = np.zeros((1, 1))
+    index = (None, I([0, 0]), Ellipsis, 0)
+    assert_same(run_traced(lambda a: a[index], x), x[index], check_type=False)
+    assert tnp.at(x)[index].set(1.0).shape == x.shape

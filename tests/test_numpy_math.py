@@ -320,3 +320,10 @@ def test_logaddexp_special_values_and_ties(name, dtype):
     x = np.array([1.0, -3.5, 0.0, np.inf, -np.inf, np.inf, 3.0, np.nan, 700.0], dtype)
     y = np.array([1.0, -3.5, -0.0, np.inf, -np.inf, -np.inf, -2.0, 1.0, 700.0], dtype)
     _check_or_raise(name, [x, y], True)
+
+
+def test_complex_to_bool_is_nonzero_not_real_part_nonzero():
+    z = np.array([1j, 0j, 1 + 0j])
+    for name in ["logical_and", "logical_or", "logical_xor"]:
+        _check_or_raise(name, [np.zeros(3, np.float32), z], True)
+    check(lambda a: tnp.where(a, 1, 2), lambda a: np.where(a, 1, 2), z)

@@ -133,9 +133,12 @@ def result_type(*operands):
 def cast(x, dt):
     """``x`` as dtype ``dt``; a weak scalar becomes a 0-d NumPy array of ``dt``."""
     if is_weak(x):
-        if dtypes.is_complex(np.dtype(type(x))) and not dtypes.is_complex(dt):
-            x = x.real
+        if type(x) is complex and not dtypes.is_complex(dt):
+            x = bool(x) if dtypes.is_bool(dt) else x.real
         return np.asarray(x, dt)
+    if dtypes.is_bool(dt) and dtypes.is_complex(x.dtype):
+        # NumPy's complex -> bool is "nonzero", not "real part nonzero"
+        return ew.ne(x, np.zeros((), x.dtype))
     return ew.convert_element_type(x, dt)
 
 

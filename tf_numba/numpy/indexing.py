@@ -127,9 +127,12 @@ def parse_index(shape, idx):
         raise TfIndexError(f"too many indices for array: array is {rank}-dimensional, but "
                            f"{consumed} were indexed", op="getitem")
     fill = [slice(None)] * (rank - consumed)
+    empty_ellipsis_at = None   # NumPy counts even an empty ``...`` as a separator
     if Ellipsis in raw:
         at_ = raw.index(Ellipsis)
         raw = raw[:at_] + fill + raw[at_ + 1:]
+        if not fill:
+            empty_ellipsis_at = at_
     else:
         raw = raw + fill
     plan = _Plan()
@@ -163,7 +166,9 @@ def parse_index(shape, idx):
     plan.entries, plan.axes = entries, axes
     adv_positions = [i for i, e in enumerate(entries) if isinstance(e, _Adv)]
     plan.contiguous = bool(adv_positions) and (
-        adv_positions[-1] - adv_positions[0] + 1 == len(adv_positions))
+        adv_positions[-1] - adv_positions[0] + 1 == len(adv_positions)) and not (
+        empty_ellipsis_at is not None and adv_positions[0] < empty_ellipsis_at
+        <= adv_positions[-1])
     plan.adv_shape = _adv_shape([entries[i].index for i in adv_positions])
     return plan
 
