@@ -325,9 +325,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         m = _finite_shift(tnp.max(tnp.where(included, a, -np.inf), axis=axis, keepdims=True,
                                   initial=-np.inf))
         d = (a if where is None else tnp.where(where, a, -np.inf)) - m
-        # an entry with b == 0 has its exponent capped at 0, so its term is 0 * exp(<= 0)
-        # (never 0 * inf or 0 * NaN) and d/db there is still exp(a - max)
-        e = b * tnp.exp(tnp.where(tnp.logical_or(keep, d < 0), d, 0))
+        # an entry with b == 0 keeps its exponent while exp of it is finite, so its term is
+        # 0 (never 0 * inf or 0 * NaN) and d/db there is exp(a - max) / sum
+        finite = d < math.log(np.finfo(_dt(d)).max)
+        e = b * tnp.exp(tnp.where(tnp.logical_or(keep, finite), d, 0))
     shape = _shape(a)
     s = tnp.sum(e, axis=axis, keepdims=True)
     if return_sign:

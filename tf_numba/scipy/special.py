@@ -18,8 +18,6 @@ and ``xlog1py`` compile into the kernel; ``erfinv``, ``erfcx``, ``digamma``,
 """
 import math
 
-import numpy as np
-
 import tf_numba.numpy as tnp
 
 from .. import nn
