@@ -327,3 +327,14 @@ def test_complex_to_bool_is_nonzero_not_real_part_nonzero():
     for name in ["logical_and", "logical_or", "logical_xor"]:
         _check_or_raise(name, [np.zeros(3, np.float32), z], True)
     check(lambda a: tnp.where(a, 1, 2), lambda a: np.where(a, 1, 2), z)
+
+
+def test_errors_name_the_function_and_the_users_line():
+    import inspect
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.raises(ShapeError) as info:
+        run_traced(lambda a: a + np.ones(4), np.ones((2, 3)))
+    assert info.value.op == "add" and info.value.source[1] == line
+    with pytest.raises(ShapeError) as info:
+        tnp.var(np.ones(3), axis=4)
+    assert info.value.op == "var" and "test_numpy_math.py" in str(info.value)

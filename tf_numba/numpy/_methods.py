@@ -8,6 +8,7 @@ import numpy as np
 from ..core.trace import Tracer
 from ..errors import ConcretizationError
 from . import indexing, manipulation, math, products, reductions, sorting
+from ._promote import locate_errors
 
 
 def _is_operand(x):
@@ -126,17 +127,18 @@ _PROPERTIES = {
 
 
 def install():
-    """Attach everything above to Tracer (idempotent)."""
+    """Attach everything above to Tracer (idempotent); errors name the user's line."""
+    located = locate_errors
     for name, fn in _BINARY.items():
-        setattr(Tracer, f"__{name}__", _forward(fn))
-        setattr(Tracer, f"__r{name}__", _reflected(fn))
+        setattr(Tracer, f"__{name}__", located(_forward(fn)))
+        setattr(Tracer, f"__r{name}__", located(_reflected(fn)))
     for name, fn in _COMPARISONS.items():
-        setattr(Tracer, f"__{name}__", _forward(fn))
+        setattr(Tracer, f"__{name}__", located(_forward(fn)))
     for name, fn in _UNARY.items():
-        setattr(Tracer, f"__{name}__", fn)
-    Tracer.__pow__ = _pow
+        setattr(Tracer, f"__{name}__", located(fn))
+    Tracer.__pow__ = located(_pow)
     for name, fn in _METHODS.items():
-        setattr(Tracer, name, fn)
+        setattr(Tracer, name, located(fn))
     for name, fn in _PROPERTIES.items():
-        setattr(Tracer, name, property(fn))
+        setattr(Tracer, name, property(located(fn)))
 

@@ -13,10 +13,27 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes, normalize_axes, normalize_axis, same_shape
-from ..core.trace import Tracer, current_builder
-from ..errors import ConcretizationError, DTypeError, ShapeError, UnsupportedError
+from ..core.trace import Tracer, current_builder, user_source
+from ..errors import ConcretizationError, DTypeError, ShapeError, TfNumbaError, UnsupportedError
 from ..ops import elementwise as ew
 from ..ops import layout
+
+
+def locate_errors(fn):
+    """``fn`` whose tf_numba errors name it (if they name no op) and the user's source line.
+
+    Applied at the public boundary (``tnp.*``, Tracer operators, ``.at`` updates), so an
+    error raised deep inside a composite still points at the user's call.
+    """
+    @functools.wraps(fn)
+    def located(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TfNumbaError as err:
+            if err.source is None or err.op is None:
+                err.locate(fn.__name__, user_source())
+            raise
+    return located
 
 
 def is_tracer(x):

@@ -392,6 +392,7 @@ def _unique_concrete(matrix):
     return len(np.unique(flat, axis=0)) == len(flat)
 
 
+@P.locate_errors
 def _update(x, idx, values, kind):
     x = P.asarray(x)
     if P.is_weak(x):
