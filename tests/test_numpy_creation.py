@@ -173,3 +173,12 @@ def test_unsupported_dtypes_are_widened_or_rejected():
     assert_same(tnp.zeros(2, np.float16), np.zeros(2, np.float32))
     with pytest.raises(DTypeError):
         tnp.zeros(2, dtype=np.uint64)
+
+
+def test_array_conversion_aliases():
+    x = np.arange(3.0)
+    for name in ["asanyarray", "ascontiguousarray"]:
+        assert_same(getattr(tnp, name)(x), getattr(np, name)(x))
+        assert_same(getattr(tnp, name)([1, 2], dtype=np.float32),
+                    getattr(np, name)([1, 2], dtype=np.float32))
+        check(getattr(tnp, name), getattr(np, name), x)

@@ -338,3 +338,15 @@ def test_errors_name_the_function_and_the_users_line():
     with pytest.raises(ShapeError) as info:
         tnp.var(np.ones(3), axis=4)
     assert info.value.op == "var" and "test_numpy_math.py" in str(info.value)
+
+
+def test_complex_and_real_object_predicates():
+    for v in [np.ones(2), np.ones(2, complex), 1.0, 1j, np.float32(1), np.arange(2)]:
+        assert tnp.iscomplexobj(v) == np.iscomplexobj(v)
+        assert tnp.isrealobj(v) == np.isrealobj(v)
+    assert run_traced(lambda z: tnp.full((), tnp.iscomplexobj(z)), np.ones(2, complex))
+
+
+def test_bitwise_invert_is_invert():
+    x = np.array([0, 5, -3])
+    check(tnp.bitwise_invert, np.bitwise_invert, x)

@@ -38,7 +38,9 @@ from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from . import creation, indexing, manipulation, math, numerical, products, reductions, sorting
+from . import fft, linalg
 from ._promote import locate_errors as _locate_errors, result_type
+from ..ext.einsum import einsum, einsum_path
 
 # Errors from any public function name it and the user's line (see _promote.locate_errors).
 for _module in (creation, indexing, manipulation, math, numerical, products, reductions,
@@ -46,8 +48,6 @@ for _module in (creation, indexing, manipulation, math, numerical, products, red
     for _name in _module.__all__:
         globals()[_name] = _locate_errors(getattr(_module, _name))
 result_type = _locate_errors(result_type)
-from ..ext.einsum import einsum, einsum_path  # noqa: E402
-from . import fft, linalg  # noqa: E402
 
 _methods.install()
 
