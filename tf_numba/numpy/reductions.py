@@ -14,7 +14,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import Sym
-from ..errors import ConcretizationError, DTypeError, ShapeError, UnsupportedError
+from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import layout
 from ..ops import reductions as red
