@@ -1,4 +1,4 @@
-"""The public transforms: make_program, grad, value_and_grad, vjp, jvp, linearize,
+"""The public transforms: make_program, grad, value_and_grad, vjp, jvp, linearize, vmap,
 jacfwd, jacrev, hessian, stop_gradient.
 
 Each one traces the user's function into a Program, transforms the program, simplifies it
@@ -358,22 +358,129 @@ def stop_gradient(x):
                            else a, x)
 
 
-def _stack_last(columns, out_shape):
-    """Stack arrays of ``out_shape`` along a new last axis (a Jacobian's input axis)."""
-    from .ops.layout import concatenate, reshape
-    cols = [reshape(_as_array(c), tuple(out_shape) + (1,)) for c in columns]
-    return cols[0] if len(cols) == 1 else concatenate(cols, len(out_shape))
-
-
-def _basis(avals, leaf, flat_index):
-    """Tangents/cotangents that are one-hot at ``flat_index`` of leaf ``leaf``, zero elsewhere."""
+def _axes_per_leaf(prefix, tree, what):
+    """One axis (an int or None) per leaf of ``tree``, from a prefix pytree of axes."""
     out = []
-    for i, aval in enumerate(avals):
-        e = np.zeros(aval.shape, aval.dtype)
-        if i == leaf:
-            e.reshape(-1)[flat_index] = 1
-        out.append(e)
+
+    def visit(p, t):
+        if p is None or isinstance(p, numbers.Integral):
+            out.extend([None if p is None else int(p)] * len(pytree.flatten(t)[0]))
+            return
+        cls, fns = pytree._node_of(p)
+        t_cls, t_fns = pytree._node_of(t)
+        if cls is None or cls is not t_cls:
+            raise TfNumbaError(f"vmap {what} {prefix!r} does not match the structure of the "
+                               f"values it describes: {type(p).__name__} vs "
+                               f"{type(t).__name__}", op="vmap", source=user_source())
+        p_children, p_aux = fns[0](p)
+        t_children, t_aux = t_fns[0](t)
+        if p_aux != t_aux or len(p_children) != len(t_children):
+            raise TfNumbaError(f"vmap {what} {prefix!r}: a node has {len(p_children)} "
+                               f"entries where the values have {len(t_children)}",
+                               op="vmap", source=user_source())
+        for pc, tc in zip(p_children, t_children):
+            visit(pc, tc)
+    visit(prefix, tree)
     return out
+
+
+def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorize ``fn`` over a batch axis of its arguments, as ``jax.vmap``.
+
+    ``in_axes``: an int or None for every argument, or a tuple with one entry per
+    positional argument (each a prefix pytree of ints/None; None: not batched; negative
+    axes count from the end). ``out_axes`` likewise for the output. ``axis_size`` is needed
+    only when no argument is batched.
+
+    >>> vmap(lambda x, w: tnp.dot(w, x), in_axes=(0, None))(np.ones((5, 3)), np.ones((2, 3))).shape
+    (5, 2)
+    """
+    from .transforms.batching import batch_program, unbatched_aval
+
+    @functools.wraps(fn)
+    def vmapped(*args):
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise TfNumbaError(f"vmap in_axes has {len(in_axes)} entries but the function "
+                                   f"was called with {len(args)} positional arguments",
+                                   op="vmap", source=user_source())
+            per_arg = tuple(in_axes)
+        else:
+            per_arg = (in_axes,) * len(args)
+        leaves, in_tree = pytree.flatten(args)
+        axes = []
+        for a, p in zip(args, per_arg):
+            axes.extend(_axes_per_leaf(p, a, "in_axes"))
+        leaves = [_as_array(x) for x in leaves]
+        avals = [_aval(x) for x in leaves]
+        sizes = {}
+        for i, (aval, ax) in enumerate(zip(avals, axes)):
+            if ax is None:
+                continue
+            if not -len(aval.shape) <= ax < len(aval.shape):
+                raise ShapeError(f"in_axes {ax} is out of range for argument leaf {i} of "
+                                 f"shape {aval.shape}", op="vmap", source=user_source())
+            axes[i] = ax % len(aval.shape)
+            sizes.setdefault(aval.shape[axes[i]], []).append(i)
+        if axis_size is not None:
+            sizes.setdefault(axis_size, [])
+        if len(sizes) != 1:
+            if not sizes:
+                raise TfNumbaError("vmap needs at least one batched argument (an in_axes "
+                                   "entry that is not None) or axis_size",
+                                   op="vmap", source=user_source())
+            detail = "; ".join(f"size {n} for leaves {idx}" for n, idx in sizes.items())
+            raise ShapeError(f"vmap got different sizes along the mapped axes: {detail}",
+                             op="vmap", source=user_source())
+        size = next(iter(sizes))
+        in_avals = [unbatched_aval(a, d) for a, d in zip(avals, axes)]
+        trees = {}
+        with ProgramBuilder() as builder:
+            ins = [builder.new_input(a) for a in in_avals]
+            out = fn(*pytree.unflatten(in_tree, ins))
+            out_leaves, trees["out"] = pytree.flatten(out)
+            program, captured = builder.build(out_leaves)
+        out_tree = trees["out"]
+        want = _axes_per_leaf(out_axes, pytree.unflatten(out_tree, range(len(out_leaves))),
+                              "out_axes")
+        want = [None if w is None else w % (len(v.aval.shape) + 1)
+                for w, v in zip(want, program.outvars)]
+        batched, dims = batch_program(program, axes + [None] * len(captured), size, want)
+        for i, (w, d) in enumerate(zip(want, dims)):
+            if w is None and d is not None:
+                raise TfNumbaError(f"vmap out_axes is None for output leaf {i}, but that "
+                                   "output depends on the batched arguments",
+                                   op="vmap", source=user_source())
+        flat = eval_program(simplify(batched), leaves + captured)
+        return pytree.unflatten(out_tree, flat)
+    return vmapped
+
+
+def _std_basis(avals):
+    """One-hot rows for every element of ``avals``: per leaf, shape (N,) + leaf shape."""
+    sizes = [int(np.prod(a.shape, dtype=int)) for a in avals]
+    total = sum(sizes)
+    out, offset = [], 0
+    for aval, n in zip(avals, sizes):
+        e = np.zeros((total, n), aval.dtype)
+        e[offset:offset + n] = np.eye(n, dtype=aval.dtype)
+        out.append(e.reshape((total,) + tuple(aval.shape)))
+        offset += n
+    return out, sizes
+
+
+def _split_axis(x, sizes, axis, leading_shape, shapes):
+    """``x`` cut along ``axis`` into pieces of ``sizes``; piece k reshaped to
+    leading_shape + shapes[k] (``axis`` is last or first and contiguous with them)."""
+    from .ops.layout import reshape, slice_in_dim
+    x = _as_array(x)
+    rank = len(_aval(x).shape)
+    pieces, offset = [], 0
+    for n, shape in zip(sizes, shapes):
+        piece = slice_in_dim(x, offset, offset + n, 1, axis % rank)
+        pieces.append(reshape(piece, tuple(leading_shape) + tuple(shape)))
+        offset += n
+    return pieces
 
 
 def _jacobian(fn, argnums, forward):
@@ -394,32 +501,31 @@ def _jacobian(fn, argnums, forward):
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(f"{'jacfwd' if forward else 'jacrev'} needs float inputs; "
                                  f"input leaf {i} is {aval}", source=user_source())
+        in_shapes = [a.shape for a in in_avals]
         if forward:
-            out, f_jvp = linearize(partial_fn, *diff_args)
+            # one batched JVP over the standard basis of the inputs (JAX's jacfwd)
+            basis, sizes = _std_basis(in_avals)
+
+            def push(*ts):
+                return jvp(partial_fn, diff_args, pytree.unflatten(in_tree, ts))[1]
+            columns = vmap(push, 0, -1)(*basis)
+            out_leaves, out_tree = pytree.flatten(columns)
+            blocks = [_split_axis(c, sizes, -1, _aval(_as_array(c)).shape[:-1], in_shapes)
+                      for c in out_leaves]
         else:
+            # one VJP, pulled back along a batch of one-hot cotangents (JAX's jacrev)
             out, f_vjp = vjp(partial_fn, *diff_args)
-        out_leaves, out_tree = pytree.flatten(out)
-        out_avals = [_aval(_as_array(x)) for x in out_leaves]
-        # blocks[o][i]: d out_leaves[o] / d in_leaves[i], of shape out.shape + in.shape
-        blocks = [[None] * len(in_avals) for _ in out_avals]
-        if forward:
-            for i, aval in enumerate(in_avals):
-                columns = []
-                for k in range(int(np.prod(aval.shape, dtype=int))):
-                    t = pytree.unflatten(in_tree, _basis(in_avals, i, k))
-                    columns.append(pytree.flatten(f_jvp(*t))[0])
-                for o, oa in enumerate(out_avals):
-                    col = _stack_last([c[o] for c in columns], oa.shape)
-                    blocks[o][i] = _reshape(col, oa.shape + aval.shape)
-        else:
-            for o, oa in enumerate(out_avals):
-                rows = []
-                for k in range(int(np.prod(oa.shape, dtype=int))):
-                    ct = pytree.unflatten(out_tree, _basis(out_avals, o, k))
-                    rows.append(pytree.flatten(f_vjp(ct))[0])
-                for i, aval in enumerate(in_avals):
-                    stacked = _stack_last([r[i] for r in rows], aval.shape)
-                    blocks[o][i] = _move_last_to_front(stacked, aval.shape, oa.shape)
+            out_leaves, out_tree = pytree.flatten(out)
+            out_avals = [_aval(_as_array(x)) for x in out_leaves]
+            basis, sizes = _std_basis(out_avals)
+
+            def pull(*cts):
+                return f_vjp(pytree.unflatten(out_tree, cts))
+            rows = pytree.flatten(vmap(pull)(*basis))[0]
+            per_in = [_split_axis(r, sizes, 0, (), [oa.shape + ia.shape for oa in out_avals])
+                      for r, ia in zip(rows, in_avals)]
+            blocks = [[per_in[i][o] for i in range(len(in_avals))]
+                      for o in range(len(out_avals))]
         per_out = [pytree.unflatten(in_tree, row) for row in blocks]
         if isinstance(argnums, numbers.Integral):
             per_out = [p[0] for p in per_out]
@@ -427,26 +533,15 @@ def _jacobian(fn, argnums, forward):
     return jacobian_fn
 
 
-def _reshape(x, shape):
-    from .ops.layout import reshape
-    return reshape(x, tuple(shape))
-
-
-def _move_last_to_front(x, in_shape, out_shape):
-    """(in..., n_out) -> (out..., in...)."""
-    from .ops.layout import transpose
-    r = len(in_shape)
-    x = transpose(x, (r,) + tuple(range(r)))
-    return _reshape(x, tuple(out_shape) + tuple(in_shape))
-
-
 def jacfwd(fn, argnums=0):
-    """The Jacobian by forward mode (one JVP per input element): shape out.shape + in.shape."""
+    """The Jacobian by forward mode (a JVP vmapped over the input basis): shape
+    out.shape + in.shape."""
     return _jacobian(fn, argnums, forward=True)
 
 
 def jacrev(fn, argnums=0):
-    """The Jacobian by reverse mode (one VJP per output element): shape out.shape + in.shape."""
+    """The Jacobian by reverse mode (one VJP, vmapped over the output basis): shape
+    out.shape + in.shape."""
     return _jacobian(fn, argnums, forward=False)
 
 

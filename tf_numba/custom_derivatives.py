@@ -224,3 +224,106 @@ def _linear_program(call, num_res, primals):
 register("jvp", custom_vjp_call_p, _custom_vjp_rule)
 register("transpose", custom_vjp_linear_p, _custom_vjp_linear_transpose)
 register("jvp", custom_vjp_linear_p, _custom_vjp_linear_jvp)
+
+
+# ---------------------------------------------------------------- batching
+#
+# Under vmap the custom rules stay in force: the call's body is batched, and the user's
+# jvp / fwd / bwd are wrapped in vmap over the same axes. A body that closes over a
+# batched value cannot keep its rule (the rule closes over the unbatched tracer), so
+# such a call is inlined: vmap then differentiates its body.
+
+def _tree_of_dims(tree, dims):
+    return pytree.unflatten(tree, list(dims))
+
+
+class _BatchedRule:
+    """A custom_jvp / custom_vjp rule vmapped over the batch axes of the call's arguments."""
+
+    def __init__(self, inner, in_tree, in_dims, in_avals, res_dims=None):
+        self.inner, self.fun = inner, inner.fun
+        self.in_tree, self.in_dims, self.in_avals = in_tree, tuple(in_dims), in_avals
+        self.res_dims = res_dims
+
+    def fingerprint(self):
+        return f"vmap({self.inner.fun.__module__}.{self.inner.fun.__qualname__}, {self.in_dims})"
+
+    def jvp(self, primals, tangents):
+        from .api import vmap
+        p, t = pytree.flatten(primals)[0], pytree.flatten(tangents)[0]
+        keep = [type(x) is not Zero for x in t]
+        n = len(p)
+
+        def flat(*xs):
+            it = iter(xs[n:])
+            ts = [next(it) if k else Zero(a) for k, a in zip(keep, self.in_avals)]
+            return self.inner.jvp(pytree.unflatten(self.in_tree, xs[:n]),
+                                  pytree.unflatten(self.in_tree, ts))
+        axes = self.in_dims + tuple(d for d, k in zip(self.in_dims, keep) if k)
+        return vmap(flat, in_axes=axes, out_axes=0)(*p, *[x for x, k in zip(t, keep) if k])
+
+    def fwd(self, *args):
+        from .api import vmap
+        axes = _tree_of_dims(self.in_tree, self.in_dims)
+        return vmap(self.inner.fwd, in_axes=tuple(axes), out_axes=0)(*args)
+
+    def bwd(self, res, ct):
+        from .api import vmap
+        from .ops.reductions import reduce_sum
+        from .transforms.batching import moveaxis
+        res_axes = 0 if self.res_dims is None else self.res_dims
+        cts = vmap(self.inner.bwd, in_axes=(res_axes, 0), out_axes=0)(res, ct)
+        leaves, tree = pytree.flatten(cts)
+        out = [c if c is None else reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
+               for c, d in zip(leaves, self.in_dims)]
+        return pytree.unflatten(tree, out)
+
+
+def _batch_call(prim):
+    def rule(args, dims, *, call, rule, in_tree, out_tree, num_args):
+        from .transforms.batching import axis_size_of, batch_eval, batch_program
+        size = axis_size_of(args, dims)
+        n_out = len(call.outvars)
+        if any(d is not None for d in dims[num_args:]):
+            outs, out_dims = batch_eval(call, args, dims, size)
+            return outs, out_dims
+        batched, _ = batch_program(call, dims, size, [0] * n_out)
+        wrapped = _BatchedRule(rule, in_tree, dims[:num_args],
+                               [v.aval for v in call.invars[:num_args]])
+        outs = prim.bind(*args, call=batched, rule=wrapped, in_tree=in_tree,
+                         out_tree=out_tree, num_args=num_args)
+        return outs, [0] * n_out
+    return rule
+
+
+def _custom_vjp_linear_batch(args, dims, *, call, rule, num_res, res_tree, in_tree, out_tree,
+                             num_args):
+    from .transforms.batching import axis_size_of, batch_program, bdim_to
+    size = axis_size_of(args, dims)
+    n = len(call.invars)
+    res, primals, tangents = args[:num_res], args[num_res:num_res + n], args[num_res + n:]
+    res_dims = dims[:num_res]
+    p_dims, t_dims = dims[num_res:num_res + n], dims[num_res + n:]
+    # a primal and its tangent go through the same batched body: give them one batch axis
+    in_dims, ps, ts = [], [], []
+    for p, t, dp, dt in zip(primals, tangents, p_dims, t_dims):
+        if dp is None and dt is None:
+            in_dims.append(None)
+        else:
+            p, t = bdim_to(p, dp, 0, size), bdim_to(t, dt, 0, size)
+            in_dims.append(0)
+        ps.append(p)
+        ts.append(t)
+    batched, _ = batch_program(call, in_dims, size, [0] * len(call.outvars))
+    wrapped = _BatchedRule(rule, in_tree, in_dims[:num_args],
+                           [v.aval for v in call.invars[:num_args]],
+                           res_dims=_tree_of_dims(res_tree, res_dims))
+    outs = custom_vjp_linear_p.bind(*res, *ps, *ts, call=batched, rule=wrapped,
+                                    num_res=num_res, res_tree=res_tree, in_tree=in_tree,
+                                    out_tree=out_tree, num_args=num_args)
+    return outs, [0] * len(outs)
+
+
+register("batch", custom_jvp_call_p, _batch_call(custom_jvp_call_p))
+register("batch", custom_vjp_call_p, _batch_call(custom_vjp_call_p))
+register("batch", custom_vjp_linear_p, _custom_vjp_linear_batch)

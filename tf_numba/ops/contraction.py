@@ -151,3 +151,32 @@ def _dot_general_transpose(ct, a, b, *, dimension_numbers, preferred_element_typ
 
 register("jvp", dot_general_p, _dot_general_jvp)
 register("transpose", dot_general_p, _dot_general_transpose)
+
+
+# ---------------------------------------------------------------- batching
+
+def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type):
+    # A batch axis on both operands becomes a leading dot_general batch dim (one batched
+    # BLAS loop); on one operand only it is just another free dim of that operand.
+    (a, b), (da, db) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes, d):
+        return tuple(x + (d is not None and x >= d) for x in axes)
+
+    lc2, lb2, rc2, rb2 = shift(lc, da), shift(lb, da), shift(rc, db), shift(rb, db)
+    params = dict(preferred_element_type=preferred_element_type)
+    if da is not None and db is not None:
+        dn = ((lc2, rc2), ((da,) + lb2, (db,) + rb2))
+        return dot_general_p.bind(a, b, dimension_numbers=dn, **params), 0
+    dn = ((lc2, rc2), (lb2, rb2))
+    out = dot_general_p.bind(a, b, dimension_numbers=dn, **params)
+    if da is not None:
+        lfree = _free(len(aval_of(a).shape), lc2, lb2)
+        return out, len(lb) + lfree.index(da)
+    lfree = _free(len(aval_of(a).shape), lc2, lb2)
+    rfree = _free(len(aval_of(b).shape), rc2, rb2)
+    return out, len(lb) + len(lfree) + rfree.index(db)
+
+
+register("batch", dot_general_p, _dot_general_batch)

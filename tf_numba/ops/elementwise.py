@@ -5,6 +5,7 @@ StableHLO's fully explicit broadcasting: it keeps scalar constants out of the pr
 separate broadcast equations). Python scalars given to the op functions here are weak:
 they take the dtype of the array operand.
 """
+import builtins
 import math
 
 import numpy as np
@@ -458,3 +459,41 @@ def _convert_transpose(ct, x, *, new_dtype):
 
 register("jvp", convert_element_type_p, _convert_jvp)
 register("transpose", convert_element_type_p, _convert_transpose)
+
+
+# ---------------------------------------------------------------- batching
+
+def batch_elementwise(prim):
+    """Batch rule of an elementwise primitive: batched operands of the output's rank share
+    one batch axis (the most common one, so usually nothing moves); a batched rank-0 operand
+    and an unbatched operand of the output's shape are broadcast to the batched shape;
+    unbatched rank-0 operands stay scalars."""
+    from ..transforms import batching as B
+
+    def rule(args, dims, **params):
+        size = B.axis_size_of(args, dims)
+        ranks = [len(B.shape_of(x)) - (d is not None) for x, d in zip(args, dims)]
+        rank = builtins.max(ranks)   # this module's `max` is the primitive
+        if rank == 0:
+            return prim.bind(*args, **params), 0
+        out_dim = B.common_dim(args, dims, rank)
+        full = next((x, d) for x, d, r in zip(args, dims, ranks) if r == rank)
+        shape = B.batched_aval(B.unbatched_aval(aval_of(full[0]), full[1]), out_dim, size).shape
+        moved = []
+        for x, d, r in zip(args, dims, ranks):
+            if r == 0:
+                if d is not None:
+                    from .layout import broadcast_in_dim
+                    x = broadcast_in_dim(x, shape, (out_dim,))
+            elif d is None:
+                x = B.broadcast_batch(x, size, out_dim)
+            else:
+                x = B.moveaxis(x, d, out_dim)
+            moved.append(x)
+        return prim.bind(*moved, **params), out_dim
+    register("batch", prim, rule)
+    return rule
+
+
+for _prim in PRIMS.values():
+    batch_elementwise(_prim)

@@ -458,3 +458,127 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
 
 register("jvp", dynamic_update_slice_p, _dynamic_update_slice_jvp)
 register("transpose", dynamic_update_slice_p, _dynamic_update_slice_transpose)
+
+
+# ---------------------------------------------------------------- batching
+
+def _batching():
+    from ..transforms import batching
+    return batching
+
+
+def _with_batch_index(indices, size):
+    """Batched ``indices`` (batch axis first) with a leading column naming the example."""
+    shape = aval_of(indices).shape
+    dt = aval_of(indices).dtype
+    column = layout.iota(dt, shape[:-1] + (1,), 0)
+    return layout.concatenate([column, indices], len(shape) - 1)
+
+
+def _index_to_front(indices, d):
+    return _batching().moveaxis(indices, d, 0)
+
+
+def _gather_batch(args, dims, *, axes):
+    B = _batching()
+    (x, indices), (dx, di) = args, dims
+    batch_rank = len(aval_of(indices).shape) - 1 - (di is not None)
+    if di is None:
+        new_axes = tuple(a + (a >= dx) for a in axes)
+        rest = [a for a in range(len(aval_of(x).shape)) if a not in new_axes]
+        return gather_p.bind(x, indices, axes=new_axes), batch_rank + rest.index(dx)
+    if dx is None:
+        if di == len(aval_of(indices).shape) - 1:     # batch axis after the index column
+            indices, di = _index_to_front(indices, di), 0
+        return gather_p.bind(x, indices, axes=axes), di
+    size = aval_of(x).shape[dx]
+    x = B.moveaxis(x, dx, 0)
+    indices = _with_batch_index(_index_to_front(indices, di), size)
+    return gather_p.bind(x, indices, axes=(0,) + tuple(a + 1 for a in axes)), 0
+
+
+def _scatter_batch(prim):
+    def rule(args, dims, *, axes):
+        B = _batching()
+        (x, indices, updates), (dx, di, du) = args, dims
+        size = B.axis_size_of(args, dims)
+        if di is None:
+            # the same positions in every example: the batch axis is one more "rest" dim
+            d = 0 if dx is None else dx
+            x = B.bdim_to(x, dx, d, size)
+            new_axes = tuple(a + (a >= d) for a in axes)
+            rest = [a for a in range(len(aval_of(x).shape)) if a not in new_axes]
+            batch_rank = len(aval_of(indices).shape) - 1
+            updates = B.bdim_to(updates, du, batch_rank + rest.index(d), size)
+            return prim.bind(x, indices, updates, axes=new_axes), d
+        x = B.bdim_to(x, dx, 0, size)
+        indices = _with_batch_index(_index_to_front(indices, di), size)
+        updates = B.bdim_to(updates, du, 0, size)
+        return prim.bind(x, indices, updates, axes=(0,) + tuple(a + 1 for a in axes)), 0
+    register("batch", prim, rule)
+
+
+def _window_indices(starts, start_dims, operand_shape, window, size, x_batched):
+    """Point indices (size, *window, k) of every element of per-example windows.
+
+    A start whose window does not fit is replaced by the axis size, so the gather or
+    scatter that reads it raises TfIndexError, as dynamic_slice itself would (windows
+    of size 0 read nothing, so they cannot raise).
+    """
+    grid = (size,) + tuple(window)
+    columns = []
+    for axis, (s, d, n, w) in enumerate(zip(starts, start_dims, operand_shape, window)):
+        s = ew.convert_element_type(s, dtypes.int64)
+        wrapped = ew.select(ew.lt(s, 0), ew.add(s, np.int64(n)), s)
+        bad = ew.or_(ew.lt(wrapped, 0), ew.gt(wrapped, np.int64(n - w)))
+        begin = ew.select(bad, np.int64(n), wrapped)
+        begin = layout.broadcast_in_dim(begin, grid, (0,) if d is not None else ())
+        columns.append(ew.add(begin, layout.iota(dtypes.int64, grid, axis + 1)))
+    if x_batched:
+        columns.insert(0, layout.iota(dtypes.int64, grid, 0))
+    return layout.concatenate([layout.expand_dims(c, (len(grid),)) for c in columns],
+                              len(grid))
+
+
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+    B = _batching()
+    x, starts = args[0], args[1:]
+    dx, start_dims = dims[0], dims[1:]
+    if all(d is None for d in start_dims):
+        size = aval_of(x).shape[dx]
+        zero = np.zeros((), aval_of(starts[0]).dtype if starts else dtypes.int64)
+        new_starts = list(starts[:dx]) + [zero] + list(starts[dx:])
+        sizes = slice_sizes[:dx] + (size,) + slice_sizes[dx:]
+        return dynamic_slice_p.bind(x, *new_starts, slice_sizes=sizes), dx
+    size = B.axis_size_of(args, dims)
+    shape = B.unbatched_aval(aval_of(x), dx).shape
+    indices = _window_indices(starts, start_dims, shape, slice_sizes, size, dx is not None)
+    if dx is None:
+        return gather_p.bind(x, indices, axes=tuple(range(len(shape)))), 0
+    x = B.moveaxis(x, dx, 0)
+    return gather_p.bind(x, indices, axes=tuple(range(len(shape) + 1))), 0
+
+
+def _dynamic_update_slice_batch(args, dims):
+    B = _batching()
+    (x, update), starts = args[:2], args[2:]
+    (dx, du), start_dims = dims[:2], dims[2:]
+    size = B.axis_size_of(args, dims)
+    if all(d is None for d in start_dims):
+        d = dx if dx is not None else du
+        x, update = B.bdim_to(x, dx, d, size), B.bdim_to(update, du, d, size)
+        zero = np.zeros((), aval_of(starts[0]).dtype if starts else dtypes.int64)
+        new_starts = list(starts[:d]) + [zero] + list(starts[d:])
+        return dynamic_update_slice_p.bind(x, update, *new_starts), d
+    shape = B.unbatched_aval(aval_of(x), dx).shape
+    window = B.unbatched_aval(aval_of(update), du).shape
+    x, update = B.bdim_to(x, dx, 0, size), B.bdim_to(update, du, 0, size)
+    indices = _window_indices(starts, start_dims, shape, window, size, True)
+    return scatter_p.bind(x, indices, update, axes=tuple(range(len(shape) + 1))), 0
+
+
+register("batch", gather_p, _gather_batch)
+for _prim in (scatter_add_p, scatter_p, scatter_mul_p):
+    _scatter_batch(_prim)
+register("batch", dynamic_slice_p, _dynamic_slice_batch)
+register("batch", dynamic_update_slice_p, _dynamic_update_slice_batch)

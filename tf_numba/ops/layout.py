@@ -541,3 +541,88 @@ def full(shape, fill_value, dtype=None):
         raise ShapeError(f"fill_value must be a scalar, got shape {aval_of(value).shape}",
                          op="full")
     return broadcast_in_dim(value, _shape(shape, "full"), ())
+
+
+# ---------------------------------------------------------------- batching
+
+def _batching():
+    from ..transforms import batching
+    return batching
+
+
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
+    # the batch axis lands right after the output dim of the operand dim before it, so
+    # broadcast_dimensions stay increasing and nothing moves
+    (x,), (d,) = args, dims
+    size = aval_of(x).shape[d]
+    bd = broadcast_dimensions
+    out_dim = bd[d - 1] + 1 if d > 0 else 0
+    new_bd = tuple(b + (b >= out_dim) for b in bd)
+    new_bd = new_bd[:d] + (out_dim,) + new_bd[d:]
+    new_shape = tuple(shape[:out_dim]) + (size,) + tuple(shape[out_dim:])
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_bd), out_dim
+
+
+def _reshape_batch(args, dims, *, new_sizes):
+    (x,), (d,) = args, dims
+    size = aval_of(x).shape[d]
+    x = _batching().moveaxis(x, d, 0)
+    return reshape(x, (size,) + tuple(new_sizes)), 0
+
+
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    perm = (d,) + tuple(p + (p >= d) for p in permutation)
+    return transpose(x, perm), 0
+
+
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    return rev_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)), d
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    size = aval_of(x).shape[d]
+    return slice_p.bind(x, start_indices=start_indices[:d] + (0,) + start_indices[d:],
+                        limit_indices=limit_indices[:d] + (size,) + limit_indices[d:],
+                        strides=strides[:d] + (1,) + strides[d:]), d
+
+
+def _pad_batch(args, dims, *, padding_config):
+    B = _batching()
+    (x, value), (dx, dv) = args, dims
+    size = B.axis_size_of(args, dims)
+    d = 0 if dx is None else dx
+    x = B.bdim_to(x, dx, d, size)
+    config = padding_config[:d] + ((0, 0, 0),) + padding_config[d:]
+    if dv is None:
+        return pad_p.bind(x, value, padding_config=config), d
+    # a per-example padding value: pad with zeros, then choose it where the padding went
+    from .elementwise import select
+    zero = np.zeros((), aval_of(x).dtype)
+    padded = pad_p.bind(x, zero, padding_config=config)
+    out_shape = aval_of(padded).shape
+    inside = pad_p.bind(full(aval_of(x).shape, True), np.asarray(False),
+                        padding_config=config)
+    values = broadcast_in_dim(value, out_shape, (d,))
+    return select(inside, padded, values), d
+
+
+def _concatenate_batch(args, dims, *, dimension):
+    B = _batching()
+    size = B.axis_size_of(args, dims)
+    d = B.common_dim(args, dims)
+    xs = [B.bdim_to(x, e, d, size) for x, e in zip(args, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + (dimension >= d)), d
+
+
+def _iota_batch(args, dims, **params):
+    return iota_p.bind(**params), None
+
+
+for _prim, _rule in ((broadcast_in_dim_p, _broadcast_in_dim_batch), (reshape_p, _reshape_batch),
+                     (transpose_p, _transpose_batch), (rev_p, _rev_batch),
+                     (slice_p, _slice_batch), (pad_p, _pad_batch),
+                     (concatenate_p, _concatenate_batch), (iota_p, _iota_batch)):
+    register("batch", _prim, _rule)

@@ -332,3 +332,46 @@ def _linear_recurrence_transpose(ct, a, b, *, axis, reverse):
 
 register("jvp", linear_recurrence_p, _linear_recurrence_jvp)
 register("transpose", linear_recurrence_p, _linear_recurrence_transpose)
+
+
+# ---------------------------------------------------------------- batching
+
+def _reduce_batch(prim):
+    def rule(args, dims, *, axes):
+        (x,), (d,) = args, dims
+        new_axes = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=new_axes), d - sum(a < d for a in axes)
+    register("batch", prim, rule)
+
+
+def _arg_batch(prim):
+    def rule(args, dims, *, axis, index_dtype):
+        (x,), (d,) = args, dims
+        return (prim.bind(x, axis=axis + (axis >= d), index_dtype=index_dtype),
+                d - (axis < d))
+    register("batch", prim, rule)
+
+
+def _cumulative_batch(prim):
+    def rule(args, dims, *, axis, reverse):
+        (x,), (d,) = args, dims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
+    register("batch", prim, rule)
+
+
+def _linear_recurrence_batch(args, dims, *, axis, reverse):
+    from ..transforms import batching as B
+    size = B.axis_size_of(args, dims)
+    d = B.common_dim(args, dims)
+    a, b = (B.bdim_to(x, e, d, size) for x, e in zip(args, dims))
+    return linear_recurrence_p.bind(a, b, axis=axis + (axis >= d), reverse=reverse), d
+
+
+for _prim in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p,
+              reduce_or_p):
+    _reduce_batch(_prim)
+_arg_batch(argmax_p)
+_arg_batch(argmin_p)
+for _prim in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    _cumulative_batch(_prim)
+register("batch", linear_recurrence_p, _linear_recurrence_batch)

@@ -82,3 +82,15 @@ def _sort_jvp(primals, tangents, *, dimension, num_keys):
 
 
 register("jvp", sort_p, _sort_jvp)
+
+
+def _sort_batch(args, dims, *, dimension, num_keys):
+    from ..transforms import batching as B
+    size = B.axis_size_of(args, dims)
+    d = B.common_dim(args, dims)
+    xs = [B.bdim_to(x, e, d, size) for x, e in zip(args, dims)]
+    outs = sort_p.bind(*xs, dimension=dimension + (dimension >= d), num_keys=num_keys)
+    return outs, [d] * len(outs)
+
+
+register("batch", sort_p, _sort_batch)

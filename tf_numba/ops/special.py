@@ -16,7 +16,7 @@ from ..core.linear import defjvp
 from ..core.primitive import Primitive
 from ..errors import MissingRuleError
 from . import elementwise as ew
-from .elementwise import FLOAT, SAME, _abstract_eval, _op, _special
+from .elementwise import FLOAT, SAME, _abstract_eval, _op, _special, batch_elementwise
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
 SQRT_2PI = math.sqrt(2 * math.pi)
@@ -92,3 +92,6 @@ for _name, _partial in UNARY_JVP.items():
     defjvp(PRIMS[_name], _partial)
 for _name, _partials in BINARY_JVP.items():
     defjvp(PRIMS[_name], *_partials)
+
+for _prim in PRIMS.values():
+    batch_elementwise(_prim)
