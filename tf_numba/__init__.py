@@ -9,6 +9,7 @@ from .ext.einsum import einsum
 from .jit import jit
 from .lowering.kernel_cache import cache_info
 from . import runtime  # noqa: E402
+from . import nn  # noqa: E402,F401
 
 __all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_program", "register_pytree_node",
