@@ -458,11 +458,15 @@ def softmax_cross_entropy(logits, labels, *, axis=-1):
         labels = np.asarray(labels, dtypes.of_scalar(labels))
     if dtypes.is_integer(_dt(labels)):
         n = _shape(logits)[axis]
-        hot = _one_hot_mask(labels, n, axis, "softmax_cross_entropy")
-        picked = tnp.sum(tnp.where(hot, logits, 0), axis=axis)
-        loss = logsumexp(logits, axis=axis) - picked
+        if _shape(labels) != _shape(logits)[:axis] + _shape(logits)[axis + 1:]:
+            raise ShapeError(f"integer labels need the logits' shape {_shape(logits)} without "
+                             f"axis {axis}, got {_shape(labels)}", op="softmax_cross_entropy")
         valid = tnp.logical_and(labels >= 0, labels < n)
-        return tnp.where(valid, loss, np.nan)
+        # a gather of one logit per example (not a one-hot mask: one pass less); invalid
+        # labels read class 0 and their loss is NaN
+        index = tnp.expand_dims(tnp.where(valid, labels, 0), axis)
+        picked = tnp.squeeze(tnp.take_along_axis(logits, index, axis=axis), axis)
+        return tnp.where(valid, logsumexp(logits, axis=axis) - picked, np.nan)
     logp = log_softmax(logits, axis=axis)
     labels = P.cast(labels, _dt(logits)) if not P.is_weak(labels) else labels
     nothing = labels == 0
