@@ -165,7 +165,7 @@ class Program:
             if self.input_names is None or leaf not in self.input_names:
                 raise KeyError(f"no input named {leaf!r}; inputs are {self.input_names}")
             return self.input_names.index(leaf)
-        var = getattr(leaf, "var", leaf)
+        var = getattr(leaf, "ir_var", leaf)
         return self.invars.index(var)
 
     def __len__(self):

@@ -53,18 +53,18 @@ def current_builder():
 
 class Tracer:
     """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
-    __slots__ = ("builder", "var")
+    __slots__ = ("builder", "ir_var")
     __array_ufunc__ = None  # make NumPy defer `ndarray + tracer` to Tracer.__radd__
     __array_priority__ = 1000
 
     def __init__(self, builder, var):
         self.builder = builder
-        self.var = var
+        self.ir_var = var
 
-    aval = property(lambda self: self.var.aval)
-    shape = property(lambda self: self.var.aval.shape)
-    dtype = property(lambda self: self.var.aval.dtype)
-    ndim = property(lambda self: len(self.var.aval.shape))
+    aval = property(lambda self: self.ir_var.aval)
+    shape = property(lambda self: self.ir_var.aval.shape)
+    dtype = property(lambda self: self.ir_var.aval.dtype)
+    ndim = property(lambda self: len(self.ir_var.aval.shape))
 
     @property
     def size(self):
@@ -153,7 +153,7 @@ class ProgramBuilder:
         """The Var or Literal standing for ``x`` in this trace."""
         if type(x) is Tracer:
             if x.builder is self:
-                return x.var
+                return x.ir_var
             return self._capture(x)
         if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
             dt = dtypes.of_scalar(x)
@@ -178,7 +178,7 @@ class ProgramBuilder:
         return found[1]
 
     def add_eqn(self, prim, args, params):
-        invars = tuple([a.var if type(a) is Tracer and a.builder is self else self.to_var(a)
+        invars = tuple([a.ir_var if type(a) is Tracer and a.builder is self else self.to_var(a)
                         for a in args])
         source = self.source_override or user_source()
         try:

@@ -99,7 +99,7 @@ _METHODS = {
     "__setitem__": _setitem,
     "__round__": lambda self, ndigits=None: math.round(self, ndigits or 0),
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
-    "std": reductions.std, "max": reductions.max,
+    "std": reductions.std, "var": reductions.var, "max": reductions.max,
     "min": reductions.min, "argmax": reductions.argmax, "argmin": reductions.argmin,
     "all": reductions.all, "any": reductions.any, "cumsum": reductions.cumsum,
     "cumprod": reductions.cumprod,

@@ -259,6 +259,8 @@ def _convert_eval(x, *, new_dtype):
 
 
 def _convert_impl(x, *, new_dtype):
+    if dtypes.is_bool(new_dtype):
+        return np.not_equal(x, 0)        # NumPy's cast to bool: nonzero, both parts of a complex
     if dtypes.is_complex(np.result_type(x)) and not dtypes.is_complex(new_dtype):
         x = np.real(x)
     return np.asarray(x).astype(new_dtype)
@@ -321,7 +323,8 @@ UNARY_JVP = {
     "log2": lambda g, ans, x: div(g, mul(x, LN2)),
     "log10": lambda g, ans, x: div(g, mul(x, LN10)),
     "log1p": lambda g, ans, x: div(g, add(x, 1)),
-    "expm1": lambda g, ans, x: mul(g, add(ans, 1)),
+    # exp(x), not expm1(x) + 1: the latter rounds to 0 for x < -37
+    "expm1": lambda g, ans, x: mul(g, exp(x)),
     "sin": lambda g, ans, x: mul(g, cos(x)),
     "cos": lambda g, ans, x: neg(mul(g, sin(x))),
     "tan": lambda g, ans, x: mul(g, add(mul(ans, ans), 1)),
@@ -342,7 +345,8 @@ UNARY_JVP = {
     "abs": _abs_partial,
     "erf": lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), TWO_OVER_SQRT_PI)),
     "erfc": lambda g, ans, x: mul(g, mul(exp(neg(mul(x, x))), -TWO_OVER_SQRT_PI)),
-    "logistic": lambda g, ans, x: mul(g, mul(ans, sub(1, ans))),
+    # s(x) s(-x), not s(x) (1 - s(x)): the latter rounds to 0 for x > 37
+    "logistic": lambda g, ans, x: mul(g, mul(ans, logistic(neg(x)))),
 }
 BINARY_JVP = {
     "add": (lambda g, ans, x, y: g, lambda g, ans, x, y: g),
