@@ -249,3 +249,38 @@ def test_grad_of_a_symbolic_program_runs_for_any_length():
         x = np.linspace(0, 1, n)
         np.testing.assert_allclose(rt.run([CPU], prepared, [x])[0],
                                    np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+
+SYMBOLIC_COMPOSITES = {
+    "diff": (lambda x: x[1:] - x[:-1], lambda x: np.diff(x)),
+    "ends": (lambda x: x[0] + x[-1], lambda x: x[0] + x[-1]),
+    "reversed_tail": (lambda x: x[2:][::-1], lambda x: x[2:][::-1]),
+    "concat": (lambda x: tnp.concatenate([x, x * 2]), lambda x: np.concatenate([x, x * 2])),
+    "arange": (lambda x: x * tnp.arange(x.shape[0]), lambda x: x * np.arange(x.shape[0])),
+    "mean_var": (lambda x: tnp.var(x) + tnp.mean(x), lambda x: np.var(x) + np.mean(x)),
+    "grad_of_diff": (tf.grad(lambda x: tnp.sum(tnp.diff(x) ** 2)),
+                     lambda x: np.concatenate([[0], 2 * np.diff(x)])
+                     - np.concatenate([2 * np.diff(x), [0]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_COMPOSITES))
+def test_composites_and_gradients_trace_on_symbolic_lengths(name):
+    fn, reference = SYMBOLIC_COMPOSITES[name]
+    rt = Runtime()
+    program = tf.make_program(fn)(tf.symbolic(("n",)))
+    for n in (4, 9):
+        x = np.random.default_rng(n).normal(size=n)
+        prepared = rt.prepare(program, [x], [CPU.target()])
+        np.testing.assert_allclose(rt.run([CPU], prepared, [x])[0], reference(x), rtol=1e-12)
+    assert rt.stats()["preparations"] == 1
+
+
+def test_slice_bounds_on_a_symbolic_axis_become_guards():
+    rt = Runtime()
+    program = tf.make_program(lambda x: x[3:])(tf.symbolic(("n",)))
+    assert any(g.relation == ">=" for g in program.guards)
+    rt.prepare(program, [np.ones(5)], [CPU.target()])
+    with pytest.raises(ShapeError) as info:
+        rt.prepare(program, [np.ones(2)], [CPU.target()])
+    assert ">=" in str(info.value)

@@ -110,13 +110,17 @@ class Eqn:
 
 class Guard:
     """A shape constraint met while tracing with symbolic dims: ``lhs == rhs``."""
-    __slots__ = ("lhs", "rhs", "op", "source")
+    __slots__ = ("lhs", "rhs", "op", "source", "relation")
 
-    def __init__(self, lhs, rhs, op, source):
+    def __init__(self, lhs, rhs, op, source, relation="=="):
         self.lhs, self.rhs, self.op, self.source = lhs, rhs, op, source
+        self.relation = relation
+
+    def holds(self, lhs, rhs):
+        return lhs == rhs if self.relation == "==" else lhs >= rhs
 
     def __repr__(self):
-        return f"{self.lhs} == {self.rhs}"
+        return f"{self.lhs} {self.relation} {self.rhs}"
 
 
 class Program:
@@ -252,7 +256,7 @@ def pretty(program, indent=0):
     outs = ", ".join(name(v) for v in program.outvars)
     lines.append(f"{pad}  in ({outs}{',' if len(program.outvars) == 1 else ''}) }}")
     if program.guards:
-        lines.append(f"{pad}  guards: " + ", ".join(f"{g.lhs} == {g.rhs} ({g.op})"
+        lines.append(f"{pad}  guards: " + ", ".join(f"{g!r} ({g.op})"
                                                     for g in program.guards))
     return "\n".join(lines)
 
@@ -305,5 +309,6 @@ def _fingerprint(program):
         parts.append(f"{eqn.prim.name}[{params}] {' '.join(ref(v) for v in eqn.invars)} -> "
                      + " ".join(define(v) for v in eqn.outvars))
     parts.append("out " + " ".join(ref(v) for v in program.outvars))
-    parts.append("guards " + " ".join(f"{_canon(g.lhs)}={_canon(g.rhs)}" for g in program.guards))
+    parts.append("guards " + " ".join(f"{_canon(g.lhs)}{g.relation}{_canon(g.rhs)}"
+                                      for g in program.guards))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -1,12 +1,13 @@
 """Primitives and the per-role rule tables that transforms look them up in.
 
 A primitive is declared once with its abstract-evaluation rule and NumPy impl; each
-transform role (``jvp``, ``transpose``, ``batch``, ``lower``) has its own table keyed by
-primitive. A missing rule raises ``MissingRuleError`` naming the primitive and role.
+transform role (``jvp``, ``transpose``, ``batch``, ``lower``, ``partial_eval``) has its own
+table keyed by primitive. ``partial_eval`` is for primitives carrying sub-programs (loops,
+conditionals, checkpoints), whose JVP mixes primal and tangent work in one equation. A missing rule raises ``MissingRuleError`` naming the primitive and role.
 """
 from ..errors import MissingRuleError
 
-ROLES = ("jvp", "transpose", "batch", "lower")
+ROLES = ("jvp", "transpose", "batch", "lower", "partial_eval")
 RULES = {role: {} for role in ROLES}
 
 

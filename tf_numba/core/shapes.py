@@ -214,6 +214,19 @@ def same_dim(a, b, op):
     return record_guard(a, b, op)
 
 
+def at_least(a, b, op):
+    """Whether dim ``a >= b``: decided when it can be (ints, or a symbolic difference whose
+    smallest value is >= 0); otherwise the current trace records the guard ``a >= b``."""
+    diff = a - b
+    if type(diff) is int:
+        return diff >= 0
+    low = diff.lower_bound()
+    if low is not None and low >= 0:
+        return True
+    from .trace import record_guard
+    return record_guard(a, b, op, ">=")
+
+
 def same_shape(a, b, op):
     """Equal rank and pairwise ``same_dim``."""
     if a == b:

@@ -46,10 +46,10 @@ def bind_dims(program, args, what="input"):
                                  f"{d.evaluate(values)}")
     for g in program.guards:
         lhs, rhs = evaluate(g.lhs, values), evaluate(g.rhs, values)
-        if lhs != rhs:
+        if not g.holds(lhs, rhs):
             where = f"\n  at {g.source}" if g.source else ""
-            raise ShapeError(f"needs {g.lhs} == {g.rhs}, but the inputs give "
-                             f"{g.lhs} = {lhs} and {g.rhs} = {rhs}{where}", op=g.op)
+            raise ShapeError(f"needs {g!r}, but the inputs give {g.lhs} = {lhs} and "
+                             f"{g.rhs} = {rhs}{where}", op=g.op)
     return values
 
 

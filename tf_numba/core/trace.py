@@ -207,12 +207,15 @@ class ProgramBuilder:
         return program, captured
 
 
-def record_guard(a, b, op):
-    """Record ``a == b`` on the current trace (see ``shapes.same_dim``)."""
+def record_guard(a, b, op, relation="=="):
+    """Record ``a == b`` (or ``a >= b``) on the current trace (see ``shapes.same_dim``)."""
     builder = current_builder()
     if builder is None:
         return False
-    builder.guards.append(Guard(a, b, op, builder.source_override or user_source()))
+    for g in builder.guards:
+        if g.lhs is a and g.rhs is b and g.relation == relation:
+            return True
+    builder.guards.append(Guard(a, b, op, builder.source_override or user_source(), relation))
     return True
 
 

@@ -67,7 +67,7 @@ def _reshape(em, ins, outs, eqn):
     if not eqn.invars[0].aval.shape:
         em.emit(f"{out} = np.full({em.shape(new)}, {x})")
     elif not new:
-        em.emit(f"{out} = {x}.reshape(-1)[0]")
+        em.emit(f"{out} = np.ascontiguousarray({x}).reshape(-1)[0]")
     else:
         em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
 

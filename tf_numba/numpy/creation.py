@@ -11,9 +11,9 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..core.shapes import Sym
+from ..core.shapes import Sym, at_least
 from ..core.trace import Tracer
-from ..errors import ShapeError
+from ..errors import ShapeError, UnsupportedError
 from ..ops import elementwise as ew
 from ..ops import layout
 from . import _promote as P
@@ -210,6 +210,8 @@ def arange(start, stop=None, step=None, dtype=None):
     array([1, 3, 5])
     """
     args = [a for a in (start, stop, step) if a is not None]
+    if any(isinstance(a, Sym) for a in args):
+        return _symbolic_arange(start, stop, step, dtype)
     for a in args:
         P.concrete_value(a, "arange", "start, stop and step")
     ref = np.arange(start, stop, step, dtype=dtype) if stop is not None or step is not None \
@@ -226,6 +228,20 @@ def arange(start, stop=None, step=None, dtype=None):
     if not np.array_equal(formula, ref):
         return ref
     return ew.add(ew.mul(layout.iota(ref.dtype, ref.shape, 0), delta), first)
+
+
+def _symbolic_arange(start, stop, step, dtype):
+    """``arange`` whose bounds involve a symbolic length: unit steps only, as ``iota``."""
+    if stop is None:
+        start, stop = 0, start
+    if step not in (None, 1):
+        raise UnsupportedError(f"arange with a symbolic bound needs step 1, got {step}",
+                               op="arange")
+    length = stop - start
+    at_least(length, 0, "arange")
+    dt = dtypes.canonical(dtype) if dtype is not None else dtypes.int64
+    out = layout.iota(dt, (length,), 0)
+    return out if isinstance(start, int) and start == 0 else ew.add(out, start)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

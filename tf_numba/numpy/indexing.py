@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..core.shapes import Sym
+from ..core.shapes import Sym, at_least
 from ..errors import ConcretizationError, ShapeError, TfIndexError, UnsupportedError
 from ..ops import elementwise as ew
 from ..ops import indexing as ix
@@ -149,7 +149,11 @@ def parse_index(shape, idx):
         if isinstance(e, slice):
             entries.append(_slice_entry(e, n))
         elif isinstance(e, _Int):
-            n = _concrete_dim(n, "integer indexing")
+            if isinstance(n, Sym):
+                entries.append(_Int(_symbolic_int_index(e.value, n)))
+                axes.append(axis)
+                axis += 1
+                continue
             if not -n <= e.value < n:
                 raise TfIndexError(f"index {e.value} is out of bounds for axis {axis} with "
                                    f"size {n}", op="getitem")
@@ -186,10 +190,44 @@ def _adv_shape(indices):
 def _slice_entry(s, n):
     if s.start is None and s.stop is None and s.step in (None, 1):
         return (0, 1, n)
-    n = _concrete_dim(n, "slicing")
+    if isinstance(n, Sym):
+        return _symbolic_slice_entry(s, n)
     start, stop, step = slice(*(None if v is None else operator.index(v)
                                 for v in (s.start, s.stop, s.step))).indices(n)
     return (start, step, len(range(start, stop, step)))
+
+
+def _symbolic_slice_entry(s, n):
+    """(start, step, length) of a slice of an axis of symbolic length ``n``.
+
+    Python clamps out-of-range bounds; a symbolic length cannot be clamped, so the bounds
+    become guards (``n >= stop``) checked when the program is prepared.
+    """
+    step = 1 if s.step is None else operator.index(s.step)
+    if step == -1 and s.start is None and s.stop is None:
+        return (n - 1, -1, n)
+    if step != 1:
+        raise UnsupportedError(f"slicing an axis of symbolic length {n} with step {step} is "
+                               "not supported (steps 1, and -1 over the whole axis, are)",
+                               op="getitem")
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = operator.index(v)
+        return n + v if v < 0 else v
+    start, stop = bound(s.start, 0), bound(s.stop, n)
+    for low, high in ((n, stop), (stop, start), (start, 0)):
+        at_least(low, high, "getitem")
+    return (start, 1, stop - start)
+
+
+def _symbolic_int_index(value, n):
+    """An int index into an axis of symbolic length ``n`` (guarded to be in range)."""
+    index = n + value if value < 0 else value
+    at_least(index, 0, "getitem")
+    at_least(n - 1, index, "getitem")
+    return index
 
 
 def _checked_index(index, n, axis):

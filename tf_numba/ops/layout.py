@@ -14,7 +14,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, deflinear, defzero, instantiate, is_undefined
 from ..core.primitive import Primitive, register
-from ..core.shapes import Sym, same_dim
+from ..core.shapes import Sym, at_least, same_dim
 from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
 
@@ -175,9 +175,12 @@ def reshape(x, new_sizes):
     if sizes.count(-1) > 1:
         raise ShapeError(f"only one size may be -1, got {tuple(sizes)}", op="reshape")
     if -1 in sizes:
-        rest = math.prod(_concrete(d, "reshape", "-1 in reshape") for d in sizes if d != -1)
-        total = math.prod(_concrete(d, "reshape", "-1 in reshape") for d in old)
-        if rest == 0 or total % rest:
+        rest = math.prod(d for d in sizes if d != -1)
+        total = math.prod(old)
+        if isinstance(rest, Sym) or rest == 0:
+            raise ShapeError(f"cannot infer -1 in shape {tuple(sizes)} from {old}: the other "
+                             "sizes must be nonzero ints", op="reshape")
+        if type(total) is int and total % rest:
             raise ShapeError(f"cannot reshape an array of shape {old} into shape "
                              f"{tuple(sizes)}", op="reshape")
         sizes[sizes.index(-1)] = total // rest
@@ -277,7 +280,17 @@ def _slice_eval(x, *, start_indices, limit_indices, strides):
         if s == 0 and isinstance(l, Sym) and l is n and st == 1:
             out.append(n)
             continue
-        n = _concrete(n, "slice", f"slicing axis {axis}")
+        if any(isinstance(v, Sym) for v in (s, l, n)):
+            length = l - s
+            if st != 1 and isinstance(length, Sym):
+                raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis}: a stride other than 1 "
+                                 "needs a concrete length", op="slice")
+            if not (at_least(s, 0, "slice") and at_least(l, s, "slice")
+                    and at_least(n, l, "slice")):
+                raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis} (size {n}) is invalid",
+                                 op="slice")
+            out.append(length if st == 1 else -(-length // st))
+            continue
         if not 0 <= s <= l <= n or st < 1:
             raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis} (size {n}) is invalid: "
                              "need 0 <= start <= limit <= size and stride >= 1; "
@@ -301,7 +314,7 @@ def slice_(x, start_indices, limit_indices, strides=None):
     array([1, 4, 7])
     """
     x = _as_array(x)
-    start = _ints(start_indices, "start_indices", "slice")
+    start = tuple(d if isinstance(d, Sym) else operator.index(d) for d in start_indices)
     limit = tuple(d if isinstance(d, Sym) else operator.index(d) for d in limit_indices)
     strides = (1,) * len(start) if strides is None else _ints(strides, "strides", "slice")
     shape = aval_of(x).shape
@@ -350,9 +363,8 @@ def _pad_eval(x, padding_value, *, padding_config):
         if (lo, hi, interior) == (0, 0, 0):
             out.append(n)
             continue
-        n = _concrete(n, "pad", f"padding axis {axis}")
         size = lo + hi + n + max(n - 1, 0) * interior
-        if interior < 0 or size < 0:
+        if interior < 0 or not at_least(size, 0, "pad"):
             raise ShapeError(f"padding {(lo, hi, interior)} of axis {axis} (size {n}) is "
                              "invalid: interior must be >= 0 and the result size "
                              f"{size} must be >= 0", op="pad")
@@ -437,15 +449,15 @@ def _concatenate_eval(*operands, dimension):
             raise DTypeError("operands need one dtype, got "
                              + ", ".join(o.dtype.name for o in operands)
                              + " (tnp.concatenate promotes; the op does not)", op="concatenate")
-        if a.ndim != first.ndim or any(d != e for i, (d, e) in enumerate(zip(a.shape, first.shape))
+        if a.ndim != first.ndim or any(not same_dim(d, e, "concatenate")
+                                       for i, (d, e) in enumerate(zip(a.shape, first.shape))
                                        if i != dimension):
             raise ShapeError("operands must agree on every dim but the concatenated one "
                              f"({dimension}), got " + ", ".join(str(o.shape) for o in operands),
                              op="concatenate")
     if len(operands) == 1:
         return first
-    total = sum(_concrete(a.shape[dimension], "concatenate", "concatenating")
-                for a in operands)
+    total = sum(a.shape[dimension] for a in operands)
     shape = list(first.shape)
     shape[dimension] = total
     return ShapedArray(tuple(shape), first.dtype)
