@@ -1,0 +1,188 @@
+"""The core: dtype promotion, symbolic dims, the IR's fingerprint and printer, pytrees,
+tracing errors (with the user's source line) and that a failed trace leaves no state."""
+import collections
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.core import dtypes, pytree
+from tf_numba.core.shapes import Sym, broadcast_shapes
+from tf_numba.core.trace import _state
+from tf_numba.errors import (ConcretizationError, DTypeError, ShapeError, TfNumbaError,
+                             TracerLeakError)
+
+HERE = os.path.basename(__file__)
+
+
+@pytest.mark.parametrize("operands, expected", [
+    ((np.float32, 2.0), np.float32), ((np.int32, 1), np.int32), ((np.int32, 1.5), np.float64),
+    ((np.bool_, 1), np.int64), ((np.float32, 1j), np.complex64),
+    ((np.int32, np.int64), np.int64), ((np.float32, np.int64), np.float64),
+    ((np.complex64, np.float64), np.complex128)])
+def test_numpy2_promotion_with_weak_python_scalars(operands, expected):
+    args = [np.dtype(o) if isinstance(o, type) else o for o in operands]
+    assert dtypes.result_type(*args) == np.dtype(expected)
+
+
+def test_float32_array_times_python_float_stays_float32_under_trace():
+    program = tf.make_program(lambda x: x * 2.0)(np.ones(3, np.float32))
+    assert program.out_avals[0].dtype == np.float32
+
+
+def test_unknown_dtype_is_a_dtype_error():
+    with pytest.raises(DTypeError) as info:
+        tnp.zeros(3, dtype="float128" if hasattr(np, "float128") else "U5")
+    assert "supported" in str(info.value) or "unknown" in str(info.value)
+    with pytest.raises(DTypeError):
+        tf.make_program(lambda x: x + 1)(np.array(["a"]))
+
+
+def test_symbolic_dims_are_interned_polynomials():
+    n, m = Sym("n"), Sym("m")
+    assert Sym("n") is n and (n * 3) // 3 is n and n * m is m * n
+    assert (n + 1) - 1 is n and n - n == 0 and repr(2 * n - 1) == "2*n - 1"
+    with pytest.raises(ConcretizationError):
+        int(n)
+    with pytest.raises(ConcretizationError):
+        bool(n < 5)
+    assert n > 1 and n >= 2          # symbolic lengths are >= 2
+
+
+def test_broadcast_shape_error_names_both_shapes():
+    with pytest.raises(ShapeError) as info:
+        broadcast_shapes((3,), (4,), op="add")
+    assert "(3,)" in str(info.value) and "(4,)" in str(info.value)
+
+
+def chain(x, op_at=None):
+    y = tnp.sin(x) * 2.0
+    y = y + x if op_at is None else y - x
+    return tnp.sum(tnp.exp(y))
+
+
+def test_same_function_traced_twice_has_the_same_fingerprint():
+    x = np.ones((2, 3))
+    a, b = tf.make_program(chain)(x), tf.make_program(chain)(x)
+    assert a.eqns[0].outvars[0] is not b.eqns[0].outvars[0]     # different Vars ...
+    assert a.fingerprint() == b.fingerprint()                    # ... same structure
+
+
+def test_a_one_op_change_changes_the_fingerprint():
+    x = np.ones((2, 3))
+    assert (tf.make_program(chain)(x).fingerprint()
+            != tf.make_program(lambda x: chain(x, op_at=1))(x).fingerprint())
+    assert (tf.make_program(chain)(x).fingerprint()
+            != tf.make_program(chain)(np.ones((2, 4))).fingerprint())
+
+
+def test_fingerprint_is_stable_across_processes():
+    code = ("import numpy as np, tf_numba as tf, tf_numba.numpy as tnp\n"
+            "f = lambda x: tnp.sum(tnp.exp(tnp.sin(x) * 2.0 + x))\n"
+            "print(tf.make_program(f)(np.ones((2, 3))).fingerprint())\n")
+    env = dict(os.environ, PYTHONHASHSEED="123")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    here = tf.make_program(lambda x: tnp.sum(tnp.exp(tnp.sin(x) * 2.0 + x)))(np.ones((2, 3)))
+    assert out.stdout.strip() == here.fingerprint()
+
+
+def test_printer_reads_like_a_jaxpr():
+    text = str(tf.make_program(lambda x, y: tnp.sum(x * y))(np.ones(3), np.ones(3)))
+    lines = text.splitlines()
+    assert lines[0] == "{ lambda ; a:f64[3] b:f64[3]. let"
+    assert lines[1].strip() == "c:f64[3] = mul a b"
+    assert lines[2].strip() == "d:f64[] = reduce_sum[axes=(0,)] c"
+    assert lines[3].strip() == "in (d,) }"
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Box:
+    def __init__(self, value, label):
+        self.value, self.label = value, label
+
+
+pytree.register_pytree_node(Box, lambda b: ((b.value,), b.label),
+                            lambda label, children: Box(children[0], label))
+
+
+def test_pytrees_round_trip_every_node_kind():
+    tree = {"b": [1, (2, None)], "a": Point(3, 4), "c": Box(5, "tag")}
+    leaves, treedef = pytree.flatten(tree)
+    assert leaves == [Point(3, 4).x, 4, 1, 2, 5]
+    back = pytree.unflatten(treedef, leaves)
+    assert back["a"] == Point(3, 4) and back["b"] == [1, (2, None)]
+    assert isinstance(back["c"], Box) and back["c"].label == "tag"
+    assert pytree.flatten(tree)[1] == treedef and hash(pytree.flatten(tree)[1]) == hash(treedef)
+
+
+def test_grad_and_jit_take_and_return_pytrees():
+    params = {"w": np.array([1.0, 2.0]), "p": Point(np.array(3.0), None)}
+
+    def loss(params):
+        return tnp.sum(params["w"] ** 2) * params["p"].x
+    g = tf.grad(loss)(params)
+    np.testing.assert_allclose(g["w"], 2 * params["w"] * 3.0)
+    assert isinstance(g["p"], Point) and g["p"].y is None and float(g["p"].x) == 5.0
+
+
+def _raises_at_this_line(error, fn, *args):
+    with pytest.raises(error) as info:
+        fn(*args)
+    return info.value
+
+
+def test_shape_mismatch_names_op_shapes_and_line_and_leaves_no_state():
+    def bad(x, y):
+        return x + y                                  # the line the error must name
+    err = _raises_at_this_line(ShapeError, tf.make_program(bad), np.ones(3), np.ones(4))
+    assert err.op and "(3,)" in str(err) and "(4,)" in str(err)
+    assert HERE in str(err.source) and "bad" in str(err.source)
+    assert _state.builders == []                      # the trace stack is clean
+    assert len(tf.make_program(bad)(np.ones(3), np.ones(3)).eqns) == 1
+
+
+def test_bool_of_a_tracer_is_a_concretization_error_naming_value_and_line():
+    def branchy(x):
+        if x > 0:
+            return x
+        return -x
+    err = _raises_at_this_line(ConcretizationError, tf.grad(branchy), 1.0)
+    assert "bool[]" in str(err) and "tnp.where" in str(err)
+    assert HERE in str(err.source)
+    assert _state.builders == []
+
+
+def test_python_control_flow_on_shapes_still_works():
+    def f(x):
+        return x * 2 if x.shape[0] > 2 else x
+    assert len(tf.make_program(f)(np.ones(3)).eqns) == 1
+
+
+def test_a_leaked_tracer_is_reported():
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2
+    tf.make_program(f)(np.ones(2))
+    with pytest.raises(TracerLeakError):
+        tf.make_program(lambda y: y + leaked[0])(np.ones(2))
+
+
+def test_every_error_is_a_tfnumba_error():
+    for cls in (ShapeError, DTypeError, ConcretizationError, TracerLeakError):
+        assert issubclass(cls, TfNumbaError)
+
+
+def test_un_jitted_evaluation_compiles_nothing():
+    before = tf.cache_info()["compiles"]
+    tf.grad(lambda x: tnp.sum(tnp.tanh(x) ** 2))(np.ones(4))
+    assert tf.cache_info()["compiles"] == before
