@@ -8,9 +8,10 @@
 | indexing | gather, scatter_add, scatter, scatter_mul, dynamic_slice, dynamic_update_slice |
 | contraction | dot_general |
 | sorting | sort (several operands, stable, NaN last) |
+| control | cond, while_loop, scan, checkpoint (sub-programs in params; see ``tf_numba.lax``) |
 
 Each module declares its primitives with abstract eval and NumPy impl and registers their
 JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
 Each module's ``PRIMS`` maps primitive names to primitives.
 """
-from . import elementwise, layout, reductions, indexing, contraction, sorting, special  # noqa: F401
+from . import elementwise, layout, reductions, indexing, contraction, sorting, special, control  # noqa: F401,E501

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.ir import Eqn, Literal, Program, Var
 from ..core.linear import UndefinedPrimal, Zero, has_tangent, instantiate
-from ..core.primitive import rule
+from ..core.primitive import RULES, rule
 from ..core.trace import ProgramBuilder
 from ..ops.elementwise import add
 
@@ -75,15 +75,47 @@ def partial_eval(program, num_known_inputs, num_known_outputs):
     ``num_known_outputs`` outputs (which must not depend on unknowns) followed by the
     residuals; ``linear`` maps the residuals then the unknown inputs to the other outputs.
     """
-    unknown = set(program.invars[num_known_inputs:])
+    n_in, n_out = len(program.invars), len(program.outvars)
+    known, linear, out_unknown, num_res = partial_eval_program(
+        program, [i >= num_known_inputs for i in range(n_in)],
+        [i >= num_known_outputs for i in range(n_out)])
+    assert not any(out_unknown[:num_known_outputs])
+    return known, linear, num_res
+
+
+def partial_eval_program(program, in_unknown, force_unknown=None):
+    """Split ``program`` by dependency on the inputs flagged in ``in_unknown``.
+
+    Returns (known, linear, out_unknown, num_residuals). ``known`` maps the known inputs to
+    the known outputs, then the residuals; ``linear`` maps the residuals, then the unknown
+    inputs, to the unknown outputs. An output flagged in ``force_unknown`` is an output of
+    ``linear`` even if it is known (it is then passed through as a residual). Equations of
+    primitives with a ``partial_eval`` rule (loops, conditionals) are split by that rule,
+    ``rule(eqn, unknowns) -> (known_eqns, linear_eqns, out_unknown, new_consts)``.
+    """
+    unknown = {v for v, u in zip(program.invars, in_unknown) if u}
     known_eqns, linear_eqns = [], []
+    consts = list(program.consts)
+    pe_rules = RULES["partial_eval"]
     for eqn in program.eqns:
-        if any(type(v) is Var and v in unknown for v in eqn.invars):
+        flags = [type(v) is Var and v in unknown for v in eqn.invars]
+        if not any(flags):
+            known_eqns.append(eqn)
+            continue
+        pe = pe_rules.get(eqn.prim)
+        if pe is None:
             linear_eqns.append(eqn)
             unknown.update(eqn.outvars)
-        else:
-            known_eqns.append(eqn)
-    const_vars = {v for v, _ in program.consts}
+            continue
+        k_eqns, l_eqns, out_unknown, new_consts = pe(eqn, flags)
+        known_eqns.extend(k_eqns)
+        linear_eqns.extend(l_eqns)
+        consts.extend(new_consts)
+        unknown.update(v for v, u in zip(eqn.outvars, out_unknown) if u)
+    out_unknown = [type(v) is Var and v in unknown for v in program.outvars]
+    if force_unknown is not None:
+        out_unknown = [u or bool(f) for u, f in zip(out_unknown, force_unknown)]
+    const_vars = {v for v, _ in consts}
     residuals, seen = [], set()
 
     def need(v):
@@ -94,16 +126,15 @@ def partial_eval(program, num_known_inputs, num_known_outputs):
     for eqn in linear_eqns:
         for v in eqn.invars:
             need(v)
-    known_outs = program.outvars[:num_known_outputs]
-    linear_outs = program.outvars[num_known_outputs:]
+    known_outs = [v for v, u in zip(program.outvars, out_unknown) if not u]
+    linear_outs = [v for v, u in zip(program.outvars, out_unknown) if u]
     for v in linear_outs:
         need(v)
-    assert not any(type(v) is Var and v in unknown for v in known_outs)
-    known = Program(program.invars[:num_known_inputs], program.consts, known_eqns,
-                    list(known_outs) + residuals, program.guards)
-    linear = Program(residuals + list(program.invars[num_known_inputs:]), program.consts,
-                     linear_eqns, linear_outs, program.guards)
-    return known, linear, len(residuals)
+    unknown_in = [v for v, u in zip(program.invars, in_unknown) if u]
+    known = Program([v for v, u in zip(program.invars, in_unknown) if not u], consts,
+                    known_eqns, known_outs + residuals, program.guards)
+    linear = Program(residuals + unknown_in, consts, linear_eqns, linear_outs, program.guards)
+    return known, linear, out_unknown, len(residuals)
 
 
 def _accumulate(ct_env, v, ct):

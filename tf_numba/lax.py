@@ -1,0 +1,254 @@
+"""Structured control flow, as in ``jax.lax``: cond, switch, while_loop, fori_loop, scan, and
+the ``checkpoint`` (remat) decorator.
+
+The functions given to them are traced once into sub-programs of one primitive (see
+``ops/control.py``), so they are differentiable (forward and reverse, any order, reverse
+mode through ``while_loop`` included), vectorize under ``vmap``, and under ``jit`` the
+loop runs inside the compiled kernel. Carries, operands, ``xs`` and outputs are pytrees.
+
+>>> from tf_numba import lax
+>>> lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
+array(32.)
+"""
+import functools
+import numbers
+
+import numpy as np
+
+from .core import dtypes, pytree
+from .core.ir import ShapedArray, Var, aval_of_value
+from .core.trace import Tracer, user_source
+from .errors import ShapeError, TfNumbaError
+from .ops import control
+from .ops import elementwise as ew
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint"]
+
+
+def _leaf(x):
+    if isinstance(x, Tracer) or isinstance(x, np.ndarray):
+        return x
+    return np.asarray(x, aval_of_value(x).dtype)
+
+
+def _aval(x):
+    return x.aval if isinstance(x, Tracer) else aval_of_value(x)
+
+
+def _flat(tree):
+    leaves, treedef = pytree.flatten(tree)
+    return [_leaf(x) for x in leaves], treedef
+
+
+def _trace(fn, in_tree, avals, spread=True):
+    """Trace ``fn`` on pytree inputs (the tuple ``in_tree`` spread into arguments, or one
+    argument): (closed program, leading operands, output treedef)."""
+    trees = {}
+
+    def flat(*xs):
+        tree = pytree.unflatten(in_tree, xs)
+        out = fn(*tree) if spread else fn(tree)
+        leaves, trees["out"] = pytree.flatten(out)
+        return leaves
+    program, lead = control.trace_program(flat, avals)
+    return program, lead, trees["out"]
+
+
+def _join_leading(traced):
+    """Branches with their own leading operands, made to share one signature."""
+    operands = [x for _, lead in traced for x in lead]
+    programs = []
+    for k, (program, lead) in enumerate(traced):
+        invars = []
+        for j, (other, other_lead) in enumerate(traced):
+            head = other.invars[:len(other_lead)]
+            invars += list(head) if j == k else [Var(v.aval) for v in head]
+        programs.append(program.replace(invars=invars + list(program.invars[len(lead):])))
+    return programs, operands
+
+
+def _branches(fns, operands, what):
+    leaves, in_tree = _flat(tuple(operands))
+    avals = [_aval(x) for x in leaves]
+    traced, out_tree = [], None
+    for k, fn in enumerate(fns):
+        program, lead, tree = _trace(fn, in_tree, avals)
+        if out_tree is not None and tree != out_tree:
+            raise TfNumbaError(f"{what}: branch {k} returns a {tree}, branch 0 a {out_tree}; "
+                               "every branch must return the same structure",
+                               op=what, source=user_source())
+        out_tree = tree
+        traced.append((program, lead))
+    programs, lead = _join_leading(traced)
+    return programs, lead, leaves, out_tree
+
+
+def switch(index, branches, *operands):
+    """``branches[index](*operands)``, the index clamped to ``[0, len(branches) - 1]``.
+
+    >>> switch(1, [lambda x: x + 1, lambda x: x * 10], 2.0)
+    array(20.)
+    """
+    branches = list(branches)
+    if not branches:
+        raise TfNumbaError("switch needs at least one branch", op="switch", source=user_source())
+    index = _leaf(index)
+    if not dtypes.is_integer(_aval(index).dtype) or _aval(index).shape != ():
+        raise TfNumbaError(f"switch needs an integer scalar index, got {_aval(index)}",
+                           op="switch", source=user_source())
+    index = ew.convert_element_type(index, dtypes.int32)
+    programs, lead, leaves, out_tree = _branches(branches, operands, "switch")
+    outs = control.cond_p.bind(index, *lead, *leaves, branches=tuple(programs))
+    return pytree.unflatten(out_tree, outs)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a
+    scalar (bool, or a number compared with 0), possibly traced.
+
+    >>> cond(np.float64(3.0) > 2, lambda x: x * 2, lambda x: -x, 1.5)
+    array(3.)
+    """
+    pred = _leaf(pred)
+    aval = _aval(pred)
+    if aval.shape != ():
+        raise TfNumbaError(f"cond needs a scalar predicate, got {aval}; use tnp.where for "
+                           "an elementwise choice", op="cond", source=user_source())
+    if aval.dtype != dtypes.bool_:
+        pred = ew.ne(pred, np.zeros((), aval.dtype))
+    index = ew.convert_element_type(pred, dtypes.int32)
+    programs, lead, leaves, out_tree = _branches([false_fun, true_fun], operands, "cond")
+    outs = control.cond_p.bind(index, *lead, *leaves, branches=tuple(programs))
+    return pytree.unflatten(out_tree, outs)
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """``while cond_fun(val): val = body_fun(val)``; returns the final ``val``.
+
+    Differentiable in forward and reverse mode: reverse mode records the carried values of
+    every iteration (memory linear in the number of iterations) and runs the backward pass
+    over them.
+
+    >>> while_loop(lambda x: x < 10, lambda x: x * 2, 1)
+    array(16)
+    """
+    leaves, tree = _flat(init_val)
+    avals = [_aval(x) for x in leaves]
+    cond_prog, cond_lead, cond_tree = _trace(cond_fun, tree, avals, spread=False)
+    if cond_tree.num_leaves != 1 or cond_prog.out_avals[0].shape != () \
+            or cond_prog.out_avals[0].dtype != dtypes.bool_:
+        raise TfNumbaError(f"cond_fun must return a bool scalar, got {list(cond_prog.out_avals)}",
+                           op="while_loop", source=user_source())
+    body_prog, body_lead, body_tree = _trace(body_fun, tree, avals, spread=False)
+    _check_carry(tree, body_tree, avals, body_prog.out_avals, "while_loop", "body_fun")
+    outs = control.while_bind(cond_lead, body_lead, leaves, cond_prog, body_prog)
+    return pytree.unflatten(tree, outs)
+
+
+def _check_carry(tree, out_tree, avals, out_avals, op, what):
+    if out_tree != tree:
+        raise TfNumbaError(f"{what} must return the carry's structure {tree}, got {out_tree}",
+                           op=op, source=user_source())
+    for k, (a, b) in enumerate(zip(avals, out_avals)):
+        if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+            raise ShapeError(f"{what} returns carry leaf {k} as {b}, but it enters the loop as "
+                             f"{a}; a carry keeps its shape and dtype (cast the initial "
+                             "value, e.g. 0.0 instead of 0)", op=op, source=user_source())
+
+
+def _concrete_int(x):
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return int(x)
+    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
+        return int(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return None
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """``for i in range(lower, upper): val = body_fun(i, val)``; returns the final ``val``.
+
+    With concrete bounds it is a ``scan`` of ``upper - lower`` steps (reverse mode stores
+    one set of residuals per step); with traced bounds, a ``while_loop``.
+
+    >>> fori_loop(0, 4, lambda i, s: s + i, 0)
+    array(6)
+    """
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    if lo is not None and hi is not None:
+        def step(carry, _):
+            i, val = carry
+            return (ew.add(i, np.int64(1)), body_fun(i, val)), None
+        (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=max(hi - lo, 0))
+        return val
+    lower = ew.convert_element_type(_leaf(lower), dtypes.int64)
+    upper = ew.convert_element_type(_leaf(upper), dtypes.int64)
+
+    def loop_cond(carry):
+        return ew.lt(carry[0], carry[1])
+
+    def loop_body(carry):
+        i, n, val = carry
+        return ew.add(i, np.int64(1)), n, body_fun(i, val)
+    return while_loop(loop_cond, loop_body, (lower, upper, init_val))[2]
+
+
+def scan(f, init, xs, length=None, reverse=False):
+    """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
+    ``(final carry, stacked ys)``, as ``jax.lax.scan``. ``xs`` may be None with ``length``.
+
+    >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
+    (array(6.), array([0., 0., 2., 9.]))
+    """
+    carry, carry_tree = _flat(init)
+    x_leaves, x_tree = _flat(xs)
+    lengths = {_aval(x).shape[0] if _aval(x).shape else None for x in x_leaves}
+    if None in lengths:
+        raise ShapeError("every xs leaf needs a leading axis to scan over",
+                         op="scan", source=user_source())
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ShapeError(f"scan got xs leaves (and length) of different lengths "
+                         f"{sorted(map(str, lengths))}" if lengths else
+                         "scan needs xs or a length", op="scan", source=user_source())
+    n = lengths.pop()
+    carry_avals = [_aval(c) for c in carry]
+    x_avals = [ShapedArray(_aval(x).shape[1:], _aval(x).dtype) for x in x_leaves]
+    trees = {}
+
+    def flat(*a):
+        c = pytree.unflatten(carry_tree, a[:len(carry)])
+        x = pytree.unflatten(x_tree, a[len(carry):])
+        out = f(c, x)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TfNumbaError("the scanned function must return a pair (carry, y)",
+                               op="scan", source=user_source())
+        c_leaves, trees["carry"] = pytree.flatten(out[0])
+        y_leaves, trees["y"] = pytree.flatten(out[1])
+        return c_leaves + y_leaves
+    body, lead = control.trace_program(flat, carry_avals + x_avals)
+    _check_carry(carry_tree, trees["carry"], carry_avals,
+                 body.out_avals[:len(carry)], "scan", "the scanned function")
+    outs = control.scan_bind(lead, carry, x_leaves, body, n, reverse)
+    return (pytree.unflatten(carry_tree, outs[:len(carry)]),
+            pytree.unflatten(trees["y"], outs[len(carry):]))
+
+
+def checkpoint(fn):
+    """Rematerialize ``fn`` in reverse mode: its intermediate values are not stored for the
+    backward pass but recomputed from its inputs there (``jax.checkpoint``).
+
+    >>> g = tf.grad(lambda x: tnp.sum(checkpoint(tnp.sin)(x)))
+    """
+    @functools.wraps(fn)
+    def wrapped(*args):
+        leaves, tree = _flat(args)
+        program, lead, out_tree = _trace(fn, tree, [_aval(x) for x in leaves])
+        outs = control.checkpoint_p.bind(*lead, *leaves, body=program)
+        return pytree.unflatten(out_tree, outs)
+    return wrapped
+
+
+remat = checkpoint
