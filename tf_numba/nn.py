@@ -24,8 +24,10 @@ import tf_numba.numpy as tnp
 
 from .core import dtypes
 from .core.linear import aval_of
-from .errors import DTypeError, ShapeError
+from .core.shapes import Sym
+from .errors import DTypeError, ShapeError, UnsupportedError
 from .numpy import _promote as P
+from .numpy.reductions import _count
 from .ops import elementwise as ew
 from .ops import layout
 
@@ -244,6 +246,9 @@ def glu(x, axis=-1):
     x = _float(x, "glu")
     axis = P.axis_arg(axis, len(_shape(x)), "glu")
     n = _shape(x)[axis]
+    if isinstance(n, Sym):
+        raise UnsupportedError(f"axis {axis} of shape {_shape(x)} is symbolic; glu needs its "
+                               "length to halve it", op="glu")
     if n % 2:
         raise ShapeError(f"axis {axis} of shape {_shape(x)} must have even length", op="glu")
     a, b = tnp.split(x, 2, axis=axis)
@@ -457,11 +462,11 @@ def softmax_cross_entropy(logits, labels, *, axis=-1):
     if P.is_weak(labels):
         labels = np.asarray(labels, dtypes.of_scalar(labels))
     if dtypes.is_integer(_dt(labels)):
-        n = _shape(logits)[axis]
         if _shape(labels) != _shape(logits)[:axis] + _shape(logits)[axis + 1:]:
             raise ShapeError(f"integer labels need the logits' shape {_shape(logits)} without "
                              f"axis {axis}, got {_shape(labels)}", op="softmax_cross_entropy")
-        valid = tnp.logical_and(labels >= 0, labels < n)
+        # the class count as a value (a traced one when the axis is symbolic)
+        valid = tnp.logical_and(labels >= 0, labels < _count(_shape(logits), (axis,), "n"))
         # a gather of one logit per example (not a one-hot mask: one pass less); invalid
         # labels read class 0 and their loss is NaN
         index = tnp.expand_dims(tnp.where(valid, labels, 0), axis)
