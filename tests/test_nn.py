@@ -407,6 +407,14 @@ def test_glu_on_a_symbolic_axis_says_it_needs_its_length():
         tf.make_program(nn.glu)(tf.symbolic(("b", "n")))
 
 
+def test_vmap_over_examples_equals_the_batched_call():
+    per_example = tf.vmap(lambda z, y, m: nn.softmax_cross_entropy(z, y)
+                          + tnp.sum(nn.softmax(z, where=m) * nn.layer_norm(z)))
+    want = nn.softmax_cross_entropy(X, LABELS) + tnp.sum(nn.softmax(X, where=MASK)
+                                                         * nn.layer_norm(X), axis=1)
+    np.testing.assert_allclose(per_example(X, LABELS, MASK), want, rtol=1e-14)
+
+
 # ---------------------------------------------------------------- jit
 # numba's compile time grows faster than the kernel: a few mid-sized kernels, not one
 # kernel per function and not one for everything.
