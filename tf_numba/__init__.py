@@ -10,7 +10,9 @@ from .jit import jit
 from .lowering.kernel_cache import cache_info
 from . import runtime  # noqa: E402
 from . import nn  # noqa: E402,F401
+from . import lax  # noqa: E402
+from .lax import checkpoint  # noqa: E402
 
-__all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_program", "register_pytree_node",
+__all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
+           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "register_pytree_node",
            "stop_gradient", "symbolic", "value_and_grad", "vjp", "vmap"]

@@ -79,6 +79,18 @@ def generate(program, name="kernel"):
         em.names[v] = n
     for i, (v, _) in enumerate(program.consts):
         em.names[v] = f"c{i}"
+    steps = emit_program(em, program)
+    outs = ", ".join(em.name(v) for v in program.outvars)
+    em.emit(f"return ({outs}{',' if len(program.outvars) == 1 else ''})")
+    params = ", ".join(in_names + [f"c{i}" for i in range(len(program.consts))])
+    header = [f"def {name}({params}):"]
+    return "\n".join(header + em.lines) + "\n", steps
+
+
+def emit_program(em, program):
+    """Emit the steps of ``program`` at the emitter's current indent; its inputs must
+    already have names (``em.names``). Loop primitives use this to inline a body program
+    into the loop they generate. Returns the steps."""
     steps = partition(program)
     for step in steps:
         if type(step) is FusedRegion:
@@ -90,11 +102,7 @@ def generate(program, name="kernel"):
                 raise MissingRuleError(eqn.prim.name, "lowering", eqn.prim.family)
             outs = [em.define(v) for v in eqn.outvars]
             lower(em, [em.name(v) for v in eqn.invars], outs, eqn)
-    outs = ", ".join(em.name(v) for v in program.outvars)
-    em.emit(f"return ({outs}{',' if len(program.outvars) == 1 else ''})")
-    params = ", ".join(in_names + [f"c{i}" for i in range(len(program.consts))])
-    header = [f"def {name}({params}):"]
-    return "\n".join(header + em.lines) + "\n", steps
+    return steps
 
 
 def _space_source(em, region):

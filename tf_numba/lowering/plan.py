@@ -14,6 +14,7 @@ from ..core.ir import Literal, Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # noqa: F401  (registers the lowering rules)
+from . import control  # noqa: F401  (and those of the loops and branches)
 from .codegen import generate
 from .kernel_cache import KERNELS
 from .partition import REDUCTIONS
