@@ -25,11 +25,13 @@ _REDUCE_INIT = {
     "reduce_and": lambda dt: "True",
     "reduce_or": lambda dt: "False",
 }
+# max/min as a compare-and-select that keeps a NaN once seen (np.maximum's semantics):
+# numba's np.maximum on scalars costs ~6x more per element in a reduction loop
 _REDUCE_STEP = {
     "reduce_sum": "{acc} + {x}",
     "reduce_prod": "{acc} * {x}",
-    "reduce_max": "np.maximum({acc}, {x})",
-    "reduce_min": "np.minimum({acc}, {x})",
+    "reduce_max": "{x} if ({x} > {acc} or {x} != {x}) else {acc}",
+    "reduce_min": "{x} if ({x} < {acc} or {x} != {x}) else {acc}",
     "reduce_and": "({acc} and {x})",
     "reduce_or": "({acc} or {x})",
 }
@@ -114,12 +116,24 @@ def _space_source(em, region):
     return [em.dim(d) for d in region.space]
 
 
+def _trailing_level(axes, rank):
+    """The loop depth a reduction over the trailing ``axes`` of the space starts at, or
+    None when it reduces other axes (then it accumulates into its output array)."""
+    k = len(axes)
+    return rank - k if k and tuple(axes) == tuple(range(rank - k, rank)) else None
+
+
 def _emit_region(em, region):
     space = region.space
+    rank = len(space)
     dims = _space_source(em, region)
-    idx = [f"i{k}" for k in range(len(space))]
+    idx = [f"i{k}" for k in range(rank)]
     index = ", ".join(idx)
     loop_names = {}
+    # reductions over the innermost loops keep a local accumulator, initialised before
+    # those loops open and stored after they close (row sums and maxes stay in registers)
+    local = {}                  # reduction outvar -> (level, accumulator name)
+    inits = [[] for _ in range(rank + 1)]
 
     # outputs: arrays for materialized loop values, accumulators for reductions
     for eqn in region.eqns:
@@ -127,12 +141,18 @@ def _emit_region(em, region):
         if eqn.prim.name in REDUCTIONS:
             init = _REDUCE_INIT[eqn.prim.name](v.aval.dtype)
             name = em.define(v, "r")
-            if v.aval.shape:
-                kept = "".join(d + ", " for k, d in enumerate(dims)
-                               if k not in eqn.params["axes"])
+            level = _trailing_level(eqn.params["axes"], rank)
+            if not v.aval.shape:
+                em.emit(f"{name} = {init}")
+                continue
+            kept = "".join(d + ", " for k, d in enumerate(dims) if k not in eqn.params["axes"])
+            if level is None:
                 em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
             else:
-                em.emit(f"{name} = {init}")
+                em.emit(f"{name} = np.empty(({kept}), {ctor(v.aval.dtype)})")
+                acc = em.fresh("acc")
+                local[v] = (level, acc)
+                inits[level].append(f"{acc} = {init}")
         elif v in region.materialize:
             if v.aval.shape:
                 name = em.define(v, "a")
@@ -140,6 +160,8 @@ def _emit_region(em, region):
                         f"{ctor(v.aval.dtype)})")
     base_indent = em.indent
     for k, d in enumerate(dims):
+        for line in inits[k]:
+            em.emit(line)
         em.emit(f"for {idx[k]} in range({d}):")
         em.indent += 1
 
@@ -159,10 +181,13 @@ def _emit_region(em, region):
         if prim in REDUCTIONS:
             axes = eqn.params["axes"]
             x = read(eqn.invars[0])
-            acc = em.names[v]
-            if v.aval.shape:
-                kept = ", ".join(i for k, i in enumerate(idx) if k not in axes)
-                acc = f"{acc}[{kept}]"
+            if v in local:
+                acc = local[v][1]
+            else:
+                acc = em.names[v]
+                if v.aval.shape:
+                    kept = ", ".join(i for k, i in enumerate(idx) if k not in axes)
+                    acc = f"{acc}[{kept}]"
             em.emit(f"{acc} = {_REDUCE_STEP[prim].format(acc=acc, x=x)}")
             continue
         if prim == "broadcast_in_dim":
@@ -177,6 +202,11 @@ def _emit_region(em, region):
                 em.emit(f"{em.names[v]}[{index}] = {name}")
             else:
                 em.names[v] = name
+    for level in range(rank - 1, -1, -1):        # close the loops, innermost first
+        em.indent = base_indent + level
+        for v, (at, acc) in local.items():
+            if at == level:
+                em.emit(f"{em.names[v]}[{', '.join(idx[:level])}] = {acc}")
     em.indent = base_indent
     for v in region.materialize:
         if not v.aval.shape and v not in em.names:
