@@ -174,3 +174,10 @@ for _prim, _rule in ((control.scan_p, _scan), (control.while_p, _while),
                      (control.cond_p, _cond), (control.checkpoint_p, _checkpoint)):
     register("lower", _prim, _rule)
     library.SUPPORTS[_prim] = _all_lowerable
+
+
+def _copy(em, ins, outs, eqn):
+    em.emit(f"{outs[0]} = {ins[0]}")   # values are never written in place: no copy needed
+
+
+register("lower", control._copy_p, _copy)

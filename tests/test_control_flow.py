@@ -1,0 +1,320 @@
+"""tf_numba.lax control flow (cond, switch, while_loop, fori_loop, scan) and checkpoint:
+values against plain Python, derivatives against central finite differences (first and
+second order), vmap against a loop of calls, and the same under jit with the loop inside
+the kernel."""
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba import lax
+from tf_numba.errors import ShapeError, TfNumbaError
+from tf_numba.transforms import ad
+
+from ad_checks import assert_close, check_grads
+
+RNG = np.random.default_rng(0)
+W = RNG.normal(size=(4, 4)) * 0.5
+U = RNG.normal(size=(4, 2))
+XS = RNG.normal(size=(6, 2))
+
+
+# ---------------------------------------------------------------- the functions under test
+
+def rnn(h0, w, xs):
+    """scan: an RNN cell with a pytree carry and two stacked outputs."""
+    def cell(carry, x):
+        h, total = carry
+        h = tnp.tanh(w @ h + U @ x)
+        return (h, total + tnp.sum(h * h)), (h, tnp.sum(h))
+    (h, total), (hs, sums) = lax.scan(cell, (h0, 0.0), xs)
+    return tnp.sum(h) + total + tnp.sum(hs[::2] * 0.5) + tnp.sum(sums ** 2)
+
+
+def rnn_reference(h0, w, xs):
+    h, total, hs, sums = np.asarray(h0), 0.0, [], []
+    for x in xs:
+        h = np.tanh(w @ h + U @ x)
+        total += np.sum(h * h)
+        hs.append(h)
+        sums.append(np.sum(h))
+    return np.sum(h) + total + np.sum(np.array(hs)[::2] * 0.5) + np.sum(np.array(sums) ** 2)
+
+
+def reversed_scan(x):
+    return lax.scan(lambda c, xi: (c * tnp.sin(xi) + xi, c * xi), 1.0, x, reverse=True)[1]
+
+
+def reversed_scan_reference(x):
+    c, ys = 1.0, np.empty_like(x)
+    for i in range(len(x) - 1, -1, -1):
+        ys[i] = c * x[i]
+        c = c * np.sin(x[i]) + x[i]
+    return ys
+
+
+def counted_while(x):
+    """while_loop with a fixed trip count: smooth in x, so finite differences apply."""
+    def body(carry):
+        i, v = carry
+        return i + 1, tnp.sin(v) * x[1] + v * 0.5
+    return lax.while_loop(lambda c: c[0] < 5, body, (0, x))[1]
+
+
+def counted_while_reference(x):
+    v = np.array(x)
+    for _ in range(5):
+        v = np.sin(v) * x[1] + v * 0.5
+    return v
+
+
+def newton_sqrt(a):
+    """while_loop whose trip count depends on the data."""
+    return lax.while_loop(lambda c: tnp.abs(c * c - a) > 1e-12 * a,
+                          lambda c: 0.5 * (c + a / c), a + 1.0)
+
+
+def fori_static(x):
+    return lax.fori_loop(0, 4, lambda i, v: v * tnp.cos(v) + i * 0.1, x)
+
+
+def fori_dynamic(x, n):
+    return lax.fori_loop(np.int64(1), n, lambda i, v: v * tnp.cos(v) + i * 0.1, x)
+
+
+def fori_reference(x, lo, hi):
+    v = np.array(x)
+    for i in range(lo, hi):
+        v = v * np.cos(v) + i * 0.1
+    return v
+
+
+def branchy(x):
+    return lax.cond(tnp.sum(x) > 0, lambda a: tnp.sin(a) * a[0], lambda a: a ** 3, x)
+
+
+def branchy_reference(x):
+    return np.sin(x) * x[0] if np.sum(x) > 0 else x ** 3
+
+
+SWITCH = [lambda a, s: a * s, lambda a, s: tnp.exp(a) - s, lambda a, s: tnp.sin(a * s)]
+
+
+def switched(k, x, s):
+    return lax.switch(k, SWITCH, x, s)
+
+
+def switched_reference(k, x, s):
+    return [lambda: x * s, lambda: np.exp(x) - s, lambda: np.sin(x * s)][min(max(k, 0), 2)]()
+
+
+def remat_body(x):
+    return tnp.sin(tnp.cos(x) * x) * tnp.exp(-x * x)
+
+
+def with_checkpoint(x):
+    return tnp.sum(tf.checkpoint(remat_body)(x) ** 2)
+
+
+def without_checkpoint(x):
+    return tnp.sum(remat_body(x) ** 2)
+
+
+# ---------------------------------------------------------------- values
+
+def test_scan_matches_python():
+    h0 = RNG.normal(size=4)
+    assert rnn(h0, W, XS) == pytest.approx(rnn_reference(h0, W, XS), rel=1e-13)
+    x = RNG.normal(size=5)
+    np.testing.assert_allclose(reversed_scan(x), reversed_scan_reference(x), rtol=1e-13)
+
+
+def test_scan_with_no_xs_and_pytree_ys():
+    carry, ys = lax.scan(lambda c, _: (c + 1.0, {"sq": c * c, "c": c}), 0.0, None, length=3)
+    assert float(carry) == 3.0
+    np.testing.assert_array_equal(ys["sq"], [0.0, 1.0, 4.0])
+    np.testing.assert_array_equal(ys["c"], [0.0, 1.0, 2.0])
+
+
+def test_while_loop_matches_python():
+    x = np.array([0.3, 0.8, -0.5])
+    np.testing.assert_allclose(counted_while(x), counted_while_reference(x), rtol=1e-13)
+    assert float(newton_sqrt(2.0)) == pytest.approx(np.sqrt(2.0), rel=1e-12)
+
+
+def test_fori_loop_static_and_dynamic_bounds_match_python():
+    x = np.array([0.4, -1.2])
+    np.testing.assert_allclose(fori_static(x), fori_reference(x, 0, 4), rtol=1e-13)
+    np.testing.assert_allclose(fori_dynamic(x, np.int64(5)), fori_reference(x, 1, 5), rtol=1e-13)
+    assert "scan" in str(tf.make_program(fori_static)(x))
+    assert "while_loop" in str(tf.make_program(fori_dynamic)(x, np.int64(5)))
+
+
+def test_cond_and_switch_match_python_with_clamped_index():
+    for x in (np.array([0.5, 1.0]), np.array([-0.5, -1.0])):
+        np.testing.assert_allclose(branchy(x), branchy_reference(x), rtol=1e-13)
+    x, s = np.array([0.2, 0.7]), np.array(1.5)
+    for k in (-3, 0, 1, 2, 7):
+        np.testing.assert_allclose(switched(np.int64(k), x, s), switched_reference(k, x, s),
+                                   rtol=1e-13)
+
+
+def test_control_flow_errors_name_the_problem():
+    with pytest.raises(ShapeError, match="carry leaf 0"):
+        lax.while_loop(lambda c: c < 3, lambda c: c * 1.5, 1)
+    with pytest.raises(ShapeError, match="every branch must return the same"):
+        lax.cond(True, lambda x: x, lambda x: x[:1], np.ones(2))
+    with pytest.raises(ShapeError, match="different lengths"):
+        lax.scan(lambda c, x: (c, x), 0.0, (np.ones(3), np.ones(4)))
+    with pytest.raises(TfNumbaError, match="bool scalar"):
+        lax.while_loop(lambda c: c, lambda c: c, 1.0)
+
+
+# ---------------------------------------------------------------- derivatives
+
+GRAD_CASES = [
+    ("scan", lambda h0, w: rnn(h0, w, XS), (RNG.normal(size=4), W)),
+    ("reversed_scan", reversed_scan, (RNG.normal(size=4),)),
+    ("while", counted_while, (np.array([0.3, 0.8, -0.5]),)),
+    ("fori_static", fori_static, (np.array([0.4, -1.2]),)),
+    ("fori_dynamic", lambda x: fori_dynamic(x, np.int64(4)), (np.array([0.4, -1.2]),)),
+    ("cond_true", branchy, (np.array([0.5, 1.0]),)),
+    ("cond_false", branchy, (np.array([-0.5, -1.0]),)),
+    ("switch", lambda x, s: switched(np.int64(2), x, s), (np.array([0.2, 0.7]), np.array(1.5))),
+    ("checkpoint", with_checkpoint, (np.array([0.3, -0.9, 1.4]),)),
+]
+
+
+@pytest.mark.parametrize("name,f,args", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_derivatives_match_finite_differences_to_second_order(name, f, args):
+    check_grads(f, args, order=2, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("a", [2.0, 5.0, 30.0])
+def test_grad_through_newton_while_loop_is_the_analytic_derivative(a):
+    assert float(tf.grad(newton_sqrt)(a)) == pytest.approx(1 / (2 * np.sqrt(a)), rel=1e-9)
+    # and the second derivative, -1/(4 a^1.5), through the recorded tape
+    assert float(tf.grad(tf.grad(newton_sqrt))(a)) == pytest.approx(-0.25 * a ** -1.5,
+                                                                      rel=1e-7)
+    # forward mode agrees
+    assert float(tf.jvp(newton_sqrt, (a,), (1.0,))[1]) == pytest.approx(1 / (2 * np.sqrt(a)),
+                                                                       rel=1e-9)
+
+
+def test_checkpoint_gives_the_same_gradients_and_stores_only_its_inputs():
+    x = np.array([0.3, -0.9, 1.4])
+    np.testing.assert_allclose(tf.grad(with_checkpoint)(x), tf.grad(without_checkpoint)(x),
+                               rtol=1e-14)
+    np.testing.assert_allclose(tf.hessian(with_checkpoint)(x),
+                               tf.hessian(without_checkpoint)(x), rtol=1e-12)
+    residuals = {}
+    for name, f in (("with", with_checkpoint), ("without", without_checkpoint)):
+        program = tf.make_program(f)(x)
+        residuals[name] = ad.vjp_parts(program, [True])[2]
+    assert residuals["with"] < residuals["without"]
+
+
+def test_scan_reverse_mode_hoists_loop_invariant_residuals():
+    """The weight matrix is a residual of every step: it is passed once, not stacked."""
+    program = tf.make_program(lambda w: rnn(np.ones(4), w, XS))(W)
+    known, _, _ = ad.vjp_parts(program, [True])
+    stacked = [v for v in known.outvars if v.aval.shape[:1] == (len(XS),)
+               and v.aval.shape[1:] == W.shape]
+    assert not stacked
+
+
+# ---------------------------------------------------------------- vmap
+
+def _loop(fn, *args, axes):
+    n = next(np.shape(a)[ax] for a, ax in zip(args, axes) if ax is not None)
+    return np.stack([np.asarray(fn(*[a if ax is None else np.take(a, b, ax)
+                                     for a, ax in zip(args, axes)])) for b in range(n)])
+
+
+VMAP_CASES = [
+    ("scan_xs", lambda h0, xs: rnn(h0, W, xs), (RNG.normal(size=4), RNG.normal(size=(3, 6, 2))),
+     (None, 0)),
+    ("scan_carry_and_weights", lambda h0, w: rnn(h0, w, XS),
+     (RNG.normal(size=(3, 4)), RNG.normal(size=(4, 4, 3)) * 0.5), (0, 2)),
+    ("scan_reverse", reversed_scan, (RNG.normal(size=(4, 3)),), (1,)),
+    ("while_batched_predicate", newton_sqrt, (np.array([2.0, 9.0, 30.0, 0.5]),), (0,)),
+    ("while_fixed_trips", counted_while, (RNG.normal(size=(3, 3)),), (0,)),
+    ("fori_dynamic_batched_bound", fori_dynamic, (RNG.normal(size=(3, 2)),
+                                                  np.array([1, 3, 5])), (0, 0)),
+    ("cond_batched_predicate", branchy, (RNG.normal(size=(6, 2)),), (0,)),
+    ("switch_batched_index", switched,
+     (np.array([0, 2, 1, 5]), RNG.normal(size=(4, 2)), np.array(0.7)), (0, 0, None)),
+    ("switch_shared_index", switched, (np.int64(1), RNG.normal(size=(2, 3)), np.array(0.7)),
+     (None, 1, None)),
+    ("checkpoint", with_checkpoint, (RNG.normal(size=(3, 3)),), (0,)),
+]
+
+
+@pytest.mark.parametrize("name,f,args,axes", VMAP_CASES, ids=[c[0] for c in VMAP_CASES])
+def test_vmap_of_control_flow_matches_the_loop(name, f, args, axes):
+    got = tf.vmap(f, in_axes=axes)(*args)
+    assert_close(got, _loop(f, *args, axes=axes), name, 1e-12, 1e-12)
+
+
+def test_per_example_gradients_through_a_while_loop():
+    a = np.array([2.0, 9.0, 30.0])
+    np.testing.assert_allclose(tf.vmap(tf.grad(newton_sqrt))(a), 1 / (2 * np.sqrt(a)),
+                               rtol=1e-9)
+    np.testing.assert_allclose(tf.grad(lambda v: tnp.sum(tf.vmap(newton_sqrt)(v)))(a),
+                               1 / (2 * np.sqrt(a)), rtol=1e-9)
+
+
+def test_per_example_gradients_through_a_scan():
+    h0 = RNG.normal(size=(3, 4))
+    got = tf.vmap(tf.grad(rnn, argnums=1), in_axes=(0, None, None))(h0, W, XS)
+    for k in range(3):
+        np.testing.assert_allclose(got[k], tf.grad(rnn, argnums=1)(h0[k], W, XS), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- jit
+
+def _all_in_one(h0, w, x, a, k):
+    """Values and first and second derivatives of every construct, so one jit compile
+    covers them all."""
+    return {
+        "rnn_grad": tf.grad(rnn, argnums=(0, 1))(h0, w, XS),
+        "rnn_hvp": tf.jvp(tf.grad(lambda v: rnn(v, w, XS)), (h0,), (h0,))[1],
+        "newton": newton_sqrt(a),
+        "newton_d1": tf.grad(newton_sqrt)(a),
+        "newton_d2": tf.grad(tf.grad(newton_sqrt))(a),
+        "fori": tf.grad(lambda v: tnp.sum(fori_static(v)))(x),
+        "cond": tf.grad(lambda v: tnp.sum(branchy(v)))(x),
+        "switch": tf.grad(lambda v: tnp.sum(switched(k, v, 0.5)))(x),
+        "checkpoint": tf.grad(with_checkpoint)(x),
+    }
+
+
+def test_jit_matches_the_interpreter_with_loops_inside_the_kernel():
+    jitted = tf.jit(_all_in_one, tiered=False)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        args = (rng.normal(size=4), W + rng.normal(size=(4, 4)) * 0.1,
+                rng.normal(size=3), np.float64(2.0 + 5 * seed), np.int64(seed - 1))
+        expected = _all_in_one(*args)
+        got = jitted(*args)
+        for key in expected:
+            assert_close(got[key], expected[key], key, 1e-10, 1e-10)
+    plan = jitted.lower(*args).plan
+    assert all(type(s).__name__ == "CompiledSegment" for s in plan.segments)
+    text = plan.as_text()
+    assert "while True:" in text and "for it" in text
+
+
+def test_jit_recorded_while_tape_grows_past_its_first_buffer():
+    def slow_sqrt(a):
+        return lax.while_loop(lambda c: c[0] < 100,
+                              lambda c: (c[0] + 1, c[1] - 0.02 * (c[1] * c[1] - a)), (0, a))[1]
+    grad = tf.jit(tf.grad(slow_sqrt), tiered=False)
+    for a in (1.5, 2.0):
+        assert float(grad(a)) == pytest.approx(float(tf.grad(slow_sqrt)(a)), rel=1e-12)
+
+
+def test_jit_of_vmap_of_while_with_batched_predicate():
+    f = tf.jit(tf.vmap(tf.grad(newton_sqrt)), tiered=False)
+    a = np.array([2.0, 9.0, 30.0, 0.5])
+    np.testing.assert_allclose(f(a), 1 / (2 * np.sqrt(a)), rtol=1e-9)
