@@ -90,17 +90,20 @@ def _irfft_eval(x, *, axes, lengths, norm):
     return ShapedArray(tuple(shape), dtypes.real_part(x.dtype))
 
 
-def _impl(np_fn):
+def _impl(one_axis, many_axes):
+    # the 1-D functions skip fftn's argument handling: a few microseconds a call
     def impl(x, *, axes, lengths, norm):
-        return np_fn(x, s=lengths, axes=axes, norm=norm)
-    impl.__name__ = np_fn.__name__
+        if len(axes) == 1:
+            return one_axis(x, lengths[0], axes[0], norm)
+        return many_axes(x, s=lengths, axes=axes, norm=norm)
+    impl.__name__ = many_axes.__name__
     return impl
 
 
-fft_p = FAMILY.op("fft", _c2c_eval("fft"), _impl(np.fft.fftn))
-ifft_p = FAMILY.op("ifft", _c2c_eval("ifft"), _impl(np.fft.ifftn))
-rfft_p = FAMILY.op("rfft", _rfft_eval, _impl(np.fft.rfftn))
-irfft_p = FAMILY.op("irfft", _irfft_eval, _impl(np.fft.irfftn))
+fft_p = FAMILY.op("fft", _c2c_eval("fft"), _impl(np.fft.fft, np.fft.fftn))
+ifft_p = FAMILY.op("ifft", _c2c_eval("ifft"), _impl(np.fft.ifft, np.fft.ifftn))
+rfft_p = FAMILY.op("rfft", _rfft_eval, _impl(np.fft.rfft, np.fft.rfftn))
+irfft_p = FAMILY.op("irfft", _irfft_eval, _impl(np.fft.irfft, np.fft.irfftn))
 
 
 def fft(x, axes, norm="backward"):
