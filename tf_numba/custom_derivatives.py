@@ -29,6 +29,18 @@ def _traced(fn, args):
     return TracedFunction(fn, args, {})
 
 
+def _call_with_rule(prim, rule, args):
+    """Run ``rule.fun`` eagerly, or trace it into a ``prim`` equation carrying the rule."""
+    leaves, _ = pytree.flatten(args)
+    if _is_eager(leaves):
+        return rule.fun(*args)
+    traced = _traced(rule.fun, args)
+    outs = prim.bind(*traced.leaves, *traced.captured, call=traced.program, rule=rule,
+                     in_tree=traced.in_tree, out_tree=traced.out_tree,
+                     num_args=len(traced.leaves))
+    return pytree.unflatten(traced.out_tree, outs)
+
+
 def _out_avals(*avals, call, **_):
     return call.out_avals
 
@@ -83,14 +95,7 @@ class custom_jvp:
         if self.jvp is None:
             raise TfNumbaError(f"custom_jvp function {self.fun.__qualname__} has no JVP rule; "
                                "define one with @f.defjvp", source=user_source())
-        leaves, _ = pytree.flatten(args)
-        if _is_eager(leaves):
-            return self.fun(*args)
-        traced = _traced(self.fun, args)
-        outs = custom_jvp_call_p.bind(*traced.leaves, *traced.captured, call=traced.program,
-                                      rule=self, in_tree=traced.in_tree,
-                                      out_tree=traced.out_tree, num_args=len(traced.leaves))
-        return pytree.unflatten(traced.out_tree, outs)
+        return _call_with_rule(custom_jvp_call_p, self, args)
 
 
 def _custom_jvp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_args):
@@ -139,14 +144,7 @@ class custom_vjp:
         if self.fwd is None:
             raise TfNumbaError(f"custom_vjp function {self.fun.__qualname__} has no rule; "
                                "define one with f.defvjp(fwd, bwd)", source=user_source())
-        leaves, _ = pytree.flatten(args)
-        if _is_eager(leaves):
-            return self.fun(*args)
-        traced = _traced(self.fun, args)
-        outs = custom_vjp_call_p.bind(*traced.leaves, *traced.captured, call=traced.program,
-                                      rule=self, in_tree=traced.in_tree,
-                                      out_tree=traced.out_tree, num_args=len(traced.leaves))
-        return pytree.unflatten(traced.out_tree, outs)
+        return _call_with_rule(custom_vjp_call_p, self, args)
 
 
 def _linear_avals(*avals, call, num_res, **_):
