@@ -76,6 +76,8 @@ def _scalar_broadcasting_prims():
 def _fill_as_literal(eqn, ins, known_fill):
     """Elementwise ops broadcast rank-0 operands, so an operand that is a broadcast of a
     scalar can be that scalar, when another operand still carries the output shape."""
+    if not known_fill or not any(v in known_fill for v in ins if type(v) is Var):
+        return ins
     shape = eqn.outvars[0].aval.shape
     if not any(type(v) is Var and v not in known_fill and v.aval.shape == shape for v in ins):
         return ins
