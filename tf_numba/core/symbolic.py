@@ -54,13 +54,17 @@ def bind_dims(program, args, what="input"):
 
 
 def evaluate(d, values):
-    return d.evaluate(values) if isinstance(d, Sym) else d
+    """``d`` with the symbols of ``values`` substituted; a dim with other symbols (a loop's
+    trip count, known only when the loop has run) stays symbolic."""
+    if not isinstance(d, Sym):
+        return d
+    return d.evaluate(values) if d.atoms() <= values.keys() else d
 
 
 def substitute(value, values):
     """``value`` (a param: dims, tuples, dicts, programs) with every Sym evaluated."""
     if isinstance(value, Sym):
-        return value.evaluate(values)
+        return evaluate(value, values)
     if isinstance(value, tuple):
         return tuple(substitute(v, values) for v in value)
     if isinstance(value, list):

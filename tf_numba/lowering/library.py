@@ -66,8 +66,8 @@ def _reshape(em, ins, outs, eqn):
     new = eqn.outvars[0].aval.shape
     if not eqn.invars[0].aval.shape:
         em.emit(f"{out} = np.full({em.shape(new)}, {x})")
-    elif not new:
-        em.emit(f"{out} = np.ascontiguousarray({x}).reshape(-1)[0]")
+    elif not new:   # every dim is 1: read the element (no copy, any layout)
+        em.emit(f"{out} = {x}[{', '.join('0' * len(eqn.invars[0].aval.shape))}]")
     else:
         em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
 

@@ -63,7 +63,7 @@ def trace_program(fn, avals):
         ins = [builder.new_input(a) for a in avals]
         outs = fn(*ins)
         program, captured = builder.build(list(outs))
-    return close(program, len(avals), captured)
+    return close(_simplified(program), len(avals), captured)
 
 
 def close(program, n_explicit, captured=()):
