@@ -318,3 +318,16 @@ def test_jit_of_vmap_of_while_with_batched_predicate():
     f = tf.jit(tf.vmap(tf.grad(newton_sqrt)), tiered=False)
     a = np.array([2.0, 9.0, 30.0, 0.5])
     np.testing.assert_allclose(f(a), 1 / (2 * np.sqrt(a)), rtol=1e-9)
+
+
+def test_jacobians_through_loops_agree_and_a_vjp_replays_the_recorded_tape():
+    x = np.array([0.3, 0.5, 0.7])
+    np.testing.assert_allclose(tf.jacrev(counted_while)(x), tf.jacfwd(counted_while)(x),
+                               rtol=1e-12)
+    np.testing.assert_allclose(tf.jacrev(reversed_scan)(x), tf.jacfwd(reversed_scan)(x),
+                               rtol=1e-12)
+    a = np.array([2.0, 9.0])
+    np.testing.assert_allclose(tf.jacrev(tf.vmap(newton_sqrt))(a), np.diag(0.5 / np.sqrt(a)),
+                               rtol=1e-9)
+    _, pullback = tf.vjp(newton_sqrt, 4.0)
+    assert float(pullback(2.0)[0]) == pytest.approx(0.5, rel=1e-9)

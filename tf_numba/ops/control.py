@@ -171,7 +171,14 @@ def _scan_eval(*avals, body, num_consts, num_carry, length, reverse):
         if not _same_aval(a, o):
             raise ShapeError(f"the body returns carry {k} as {o}, but it enters the loop as "
                              f"{a}; a carry must keep its shape and dtype", op="scan")
+    if isinstance(length, Sym):
+        # a scan over a while loop's tape: the length is that of the tape, which is
+        # concrete once the tape is (a residual evaluated by vjp), symbolic before
+        concrete = [a.shape[0] for a in xs if a.shape and type(a.shape[0]) is int]
+        length = concrete[0] if concrete else length
     for k, (a, v) in enumerate(zip(xs, body.invars[num_consts + num_carry:])):
+        if not a.shape or isinstance(a.shape[0], Sym) and isinstance(length, int):
+            continue
         if not a.shape or not (a.shape[0] is length or a.shape[0] == length):
             raise ShapeError(f"xs leaf {k} of shape {a.shape} does not have the scan length "
                              f"{length} as its leading axis", op="scan")
