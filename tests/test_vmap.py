@@ -329,6 +329,11 @@ def test_vmap_keeps_the_custom_vjp_rule():
     np.testing.assert_allclose(got, 3 * np.cos(x) * w)
     got = tf.grad(lambda w: tnp.sum(tf.vmap(g, in_axes=(0, None))(x, w)))(w)
     np.testing.assert_allclose(got, np.sin(x).sum(0))
+    # jacfwd is vmap over jvp: the custom_vjp's linear part is batched over tangents
+    np.testing.assert_allclose(tf.jacfwd(lambda v: g(v, w))(x[0]), np.diag(np.cos(x[0]) * w))
+    # jacrev is vmap over the pullback: the user's bwd runs batched
+    np.testing.assert_allclose(tf.jacrev(lambda v: g(v, w))(x[0]),
+                               np.diag(3 * np.cos(x[0]) * w))
 
 
 # ---------------------------------------------------------------- Jacobians on vmap
