@@ -33,12 +33,12 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.interpreter import eval_program
-from ..core.ir import Eqn, Literal, Program, ShapedArray, Var
+from ..core.ir import Eqn, Program, ShapedArray, Var
 from ..core.linear import (Zero, aval_of, has_tangent, instantiate, is_undefined)
 from ..core.primitive import Primitive, register
 from ..core.shapes import Sym
 from ..core.trace import ProgramBuilder
-from ..errors import ShapeError, DTypeError, TfNumbaError, UnsupportedError
+from ..errors import DTypeError, ShapeError, UnsupportedError
 from . import elementwise as ew
 from . import layout
 
@@ -385,7 +385,7 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     init = pkv + picked(tkv, knz)
     xs = pxv + picked(txv, xnz)
     outs = scan_bind(consts, init, xs, new_body, length, reverse)
-    n_tk, n_ty = sum(knz), sum(ynz)
+    n_tk = sum(knz)
     carry, tcarry, ys, tys = _split(outs, num_carry, n_tk, len(py))
     tcarry, tys = iter(tcarry), iter(tys)
     out_t = [next(tcarry) if m else Zero(aval_of(c)) for c, m in zip(carry, knz)]
