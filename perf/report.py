@@ -31,6 +31,7 @@ BENCHMARKS = [
     ("mlp_step", [], []),
     ("matmul", [], []),
     ("compile_latency", [], []),
+    ("loop_bench", [], []),
 ]
 
 
