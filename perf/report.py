@@ -4,7 +4,8 @@ Each benchmark runs in its own subprocess (``--json`` carries its numbers back).
 one the report waits, up to ``--max-wait`` seconds, until other processes leave the CPUs
 idle, since on this 2-core machine someone else's test run moves every number; how busy
 the machine was is recorded with the results either way. exp_chain and fused_elementwise
-sweep more points than their targets need, for the charts.
+sweep more points than their targets need, for the charts. The BLAS-bound benchmarks run a
+second time with one BLAS / XLA thread, which a busy machine cannot stall.
 
     python perf/report.py [--quick] [--only small_grad,matmul] [--max-wait 300]
 """
@@ -33,6 +34,12 @@ BENCHMARKS = [
     ("compile_latency", [], []),
     ("loop_bench", [], []),
 ]
+# BLAS-bound benchmarks run twice: as installed (2 BLAS threads), and with one thread per
+# library, which another job holding a core cannot stall (2-thread OpenBLAS can lose 30x).
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1",
+              "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+ONE_THREAD_LABEL = "1 thread"
+ONE_THREAD_RUNS = ("small_grad", "mlp_step", "matmul")
 
 
 def wait_until_quiet(max_wait, threshold=0.3, window=3.0):
@@ -47,15 +54,17 @@ def wait_until_quiet(max_wait, threshold=0.3, window=3.0):
             return time.monotonic() - start, foreign.cores
 
 
-def run_benchmark(name, extra, quick, out_json, max_wait):
+def run_benchmark(name, extra, quick, out_json, max_wait, variant=None, env_extra=None):
     waited, busy = wait_until_quiet(max_wait)
     argv = [sys.executable, os.path.join(HERE, f"{name}.py"), *extra, "--json", out_json]
     if quick:
         argv.append("--quick")
-    env = dict(os.environ)
+    env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    print(f"\n### {name} (waited {waited:.0f} s for a quiet machine; others then used "
-          f"{busy:.2f} cores)" if busy is not None else f"\n### {name}", flush=True)
+    title = name if variant is None else f"{name} ({variant}: " + " ".join(
+        f"{k}={v!r}" for k, v in env_extra.items()) + ")"
+    print(f"\n### {title} (waited {waited:.0f} s for a quiet machine; others then used "
+          f"{busy:.2f} cores)" if busy is not None else f"\n### {title}", flush=True)
     t0 = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - t0
@@ -66,8 +75,10 @@ def run_benchmark(name, extra, quick, out_json, max_wait):
     if proc.returncode == 0 and os.path.exists(out_json):
         with open(out_json) as f:
             data = json.load(f)
-    return dict(name=name, argv=argv[1:], stdout=proc.stdout, stderr=proc.stderr,
-                returncode=proc.returncode, elapsed=elapsed, data=data, waited=waited)
+    return dict(name=name if variant is None else f"{name} ({variant})", script=name,
+                title=title, argv=argv[1:], env=env_extra or {}, stdout=proc.stdout,
+                stderr=proc.stderr, returncode=proc.returncode, elapsed=elapsed, data=data,
+                waited=waited, busy_before=busy)
 
 
 def _tool_series(data, key, filt=None):
@@ -194,9 +205,10 @@ def write_results(runs, quick, path, charts):
             lines += [f"![{name}]({file})", ""]
     lines += ["", "## Full tables", ""]
     for r in runs:
-        lines += [f"### {r['name']}", "", f"`python perf/{r['name']}.py "
-                  f"{' '.join(a for a in r['argv'][1:] if not a.endswith('.json') and a != '--json')}`",
-                  "", "```", r["stdout"].rstrip(), "```", ""]
+        args = " ".join(a for a in r["argv"][1:] if not a.endswith(".json") and a != "--json")
+        env = "".join(f"{k}={v!r} " for k, v in r["env"].items())
+        lines += [f"### {r['name']}", "", f"`{env}python perf/{r['script']}.py {args}".rstrip()
+                  + "`", "", "```", r["stdout"].rstrip(), "```", ""]
         if r["returncode"] != 0:
             lines += ["stderr:", "", "```", r["stderr"][-3000:].rstrip(), "```", ""]
     with open(path, "w") as f:
@@ -209,6 +221,8 @@ def main():
     parser.add_argument("--only", default=None, help="comma-separated benchmark names")
     parser.add_argument("--max-wait", type=float, default=300.0,
                         help="seconds to wait for a quiet machine before each benchmark")
+    parser.add_argument("--no-one-thread", action="store_true",
+                        help="skip the single-thread reruns of the BLAS-bound benchmarks")
     parser.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     args = parser.parse_args()
     wanted = set(args.only.split(",")) if args.only else None
@@ -218,8 +232,13 @@ def main():
         for name, full, quick in BENCHMARKS:
             if wanted and name not in wanted:
                 continue
-            runs.append(run_benchmark(name, quick if args.quick else full, args.quick,
+            extra = quick if args.quick else full
+            runs.append(run_benchmark(name, extra, args.quick,
                                       os.path.join(tmp, f"{name}.json"), args.max_wait))
+            if name in ONE_THREAD_RUNS and not args.no_one_thread:
+                runs.append(run_benchmark(name, extra, args.quick,
+                                          os.path.join(tmp, f"{name}-1.json"), args.max_wait,
+                                          ONE_THREAD_LABEL, ONE_THREAD))
     charts = []
     try:
         import matplotlib  # noqa: F401
