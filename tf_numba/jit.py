@@ -49,20 +49,47 @@ class Jitted:
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
         self._prepared = {}
+        self._fast = {}      # positional-ndarray signature -> call of a compiled plan
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and not self.static_argnums:
-            key = _fast_key(args)
-            if key is not None:
-                prepared = self._prepared.get(key)
-                if prepared is not None:
-                    out = prepared.plan.run(list(args))
-                    return out[0] if prepared.out_tree is pytree.LEAF else \
-                        pytree.unflatten(prepared.out_tree, out)
+        if not kwargs:
+            fast = self._fast.get(_fast_key(args))
+            if fast is not None:
+                return fast(args)
+        return self.call_slow(args, kwargs)
+
+    def call_slow(self, args, kwargs):
+        """Dispatch on the full signature: inline under a trace, else prepare and run."""
         if current_builder() is not None or _has_tracer(args, kwargs):
             return self.fn(*args, **kwargs)
         prepared, leaves = self._prepare(args, kwargs)
-        return pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves))
+        out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves))
+        if prepared.plan.ready and not kwargs and not self.static_argnums:
+            key = _fast_key(args)
+            if key is not None:
+                self._fast[key] = _fast_call(prepared)
+        return out
+
+    def as_function(self):
+        """A plain function with the fast path inlined (a Python function call costs
+        less than an object's ``__call__``); ``.lower`` and ``.jitted`` ride along."""
+        fast_table, call_slow = self._fast, self.call_slow
+
+        @functools.wraps(self.fn)
+        def jitted(*args, **kwargs):
+            if not kwargs:
+                if len(args) == 1:
+                    a = args[0]
+                    key = (a.dtype, a.shape) if type(a) is np.ndarray else None
+                else:
+                    key = _fast_key(args)
+                fast = fast_table.get(key)
+                if fast is not None:
+                    return fast(args)
+            return call_slow(args, kwargs)
+        jitted.lower = self.lower
+        jitted.jitted = self
+        return jitted
 
     def _split(self, args, kwargs):
         n = len(args)
@@ -87,11 +114,8 @@ class Jitted:
                                ) from None
         prepared = self._prepared.get(key)
         if prepared is None:
-            prepared = self._build(static_vals, static_kw, dyn_args, dyn_kw)
-            self._prepared[key] = prepared
-            fast = _fast_key(args) if not kwargs and not self.static_argnums else None
-            if fast is not None:
-                self._prepared[fast] = prepared
+            prepared = self._prepared[key] = self._build(static_vals, static_kw, dyn_args,
+                                                         dyn_kw)
         return prepared, leaves
 
     def _build(self, static_vals, static_kw, dyn_args, dyn_kw):
@@ -115,8 +139,22 @@ class Jitted:
         return self._prepare(args, kwargs)[0]
 
 
+def _fast_call(prepared):
+    """The leanest call of a compiled specialization: straight into the kernel when the
+    plan is one kernel with nothing to convert and the output is one array."""
+    plan = prepared.plan
+    if plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF:
+        kernel = plan.segments[0].kernel.dispatcher
+        return lambda args: kernel(*args)
+    out_tree = prepared.out_tree
+    return lambda args: pytree.unflatten(out_tree, plan.run(list(args)))
+
+
 def _fast_key(args):
     """Key for the common call: positional NumPy arrays only (None if anything else)."""
+    if len(args) == 1:
+        a = args[0]
+        return (a.dtype, a.shape) if type(a) is np.ndarray else None
     key = []
     for a in args:
         if type(a) is not np.ndarray:
@@ -141,6 +179,6 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None):
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, tiered=tiered)
-    return Jitted(fn, static_argnums, static_argnames, tiered)
+    return Jitted(fn, static_argnums, static_argnames, tiered).as_function()
 
 

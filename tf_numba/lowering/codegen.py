@@ -83,7 +83,9 @@ def generate(program, name="kernel"):
         em.names[v] = f"c{i}"
     steps = emit_program(em, program)
     outs = ", ".join(em.name(v) for v in program.outvars)
-    em.emit(f"return ({outs}{',' if len(program.outvars) == 1 else ''})")
+    # one output is returned bare: boxing a 1-tuple costs numba a noticeable part of a
+    # small kernel's call
+    em.emit(f"return {outs}" if len(program.outvars) == 1 else f"return ({outs})")
     params = ", ".join(in_names + [f"c{i}" for i in range(len(program.consts))])
     header = [f"def {name}({params}):"]
     return "\n".join(header + em.lines) + "\n", steps

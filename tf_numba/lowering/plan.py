@@ -42,6 +42,7 @@ class CompiledSegment:
                            if not v.aval.shape]
         # nothing to convert on the way in or out: call the kernel directly
         self.plain = not (self.scalar_in or self.const_values or self.scalar_out)
+        self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
         self.first = True
 
     def __call__(self, args):
@@ -49,7 +50,8 @@ class CompiledSegment:
         if self.first:
             return self._convert(self._prepare_args(args), first=True)
         if self.plain:
-            return self.kernel.dispatcher(*args)
+            out = self.kernel.dispatcher(*args)
+            return (out,) if self.bare else out
         return self._convert(self._prepare_args(args))
 
     def _prepare_args(self, args):
@@ -65,6 +67,8 @@ class CompiledSegment:
             self.first = False
         else:
             outs = self.kernel.dispatcher(*args)
+        if self.bare:
+            outs = (outs,)
         if self.scalar_out:
             outs = list(outs)
             for i, t in self.scalar_out:
