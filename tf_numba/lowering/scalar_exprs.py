@@ -71,9 +71,21 @@ def _convert(a, i, o):
     return typed(x, o)
 
 
+def _exp(a, i, o):
+    """Real exp through vmath (vectorizes; numba's libm exp does not); complex via NumPy."""
+    if dtypes.is_complex(i):
+        return typed(f"np.exp({a[0]})", o)
+    return typed(f"vmath.exp(np.float64({a[0]}))", o)
+
+
+def _logistic(a, i, o):
+    one = literal(1, o)
+    return typed(f"({one} / ({one} + vmath.exp(-np.float64({a[0]}))))", o)
+
+
 TEMPLATES = {
     "neg": lambda a, i, o: typed(f"(-{a[0]})", o),
-    "exp": _call("np.exp"), "exp2": _call("np.exp2"), "log": _call("np.log"),
+    "exp": _exp, "exp2": _call("np.exp2"), "log": _call("np.log"),
     "log2": _call("np.log2"), "log10": _call("np.log10"), "log1p": _call("np.log1p"),
     "expm1": _call("np.expm1"), "sin": _call("np.sin"), "cos": _call("np.cos"),
     "tan": _call("np.tan"), "asin": _call("np.arcsin"), "acos": _call("np.arccos"),
@@ -89,8 +101,7 @@ TEMPLATES = {
                                    f" else {a[0]} * np.log({a[1]}))", o),
     "xlog1py": lambda a, i, o: typed(f"({literal(0, o)} if ({a[0]} == 0 and not "
                                      f"np.isnan({a[1]})) else {a[0]} * np.log1p({a[1]}))", o),
-    "logistic": lambda a, i, o: typed(
-        f"({literal(1, o)} / ({literal(1, o)} + np.exp(-{a[0]})))", o),
+    "logistic": _logistic,
     "is_finite": lambda a, i, o: f"np.isfinite({a[0]})",
     "not": _not, "real": _real, "imag": _imag,
     "conj": lambda a, i, o: typed(f"np.conj({a[0]})", o) if dtypes.is_complex(i) else a[0],
