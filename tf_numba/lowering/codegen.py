@@ -160,6 +160,20 @@ def _emit_region(em, region):
                 name = em.define(v, "a")
                 em.emit(f"{name} = np.empty(({''.join(d + ', ' for d in dims)}), "
                         f"{ctor(v.aval.dtype)})")
+    # A reduction whose accumulator is carried by the innermost loop (a row sum, a full
+    # sum) keeps LLVM from vectorizing that loop without reassociating the sum. With other
+    # work in the region, the innermost loop is split in two: one computes the row into
+    # buffers (vectorizable: exp, tanh ...), one accumulates it in order.
+    carried = [e for e in region.eqns if e.prim.name in REDUCTIONS
+               and (e.outvars[0] in local or not e.outvars[0].aval.shape)]
+    split = rank >= 1 and carried and any(e.prim.name not in REDUCTIONS for e in region.eqns)
+    buffers = {}
+    if split:
+        for e in carried:
+            x = e.invars[0]
+            if type(x) is Var and x in region.defined and x not in buffers:
+                buffers[x] = em.fresh("row")
+                em.emit(f"{buffers[x]} = np.empty(({dims[-1]},), {ctor(x.aval.dtype)})")
     base_indent = em.indent
     for k, d in enumerate(dims):
         for line in inits[k]:
@@ -177,20 +191,26 @@ def _emit_region(em, region):
             return name
         return f"{name}[{index}]"
 
+    def reduce(eqn, x):
+        v = eqn.outvars[0]
+        if v in local:
+            acc = local[v][1]
+        else:
+            acc = em.names[v]
+            if v.aval.shape:
+                kept = ", ".join(i for k, i in enumerate(idx) if k not in eqn.params["axes"])
+                acc = f"{acc}[{kept}]"
+        em.emit(f"{acc} = {_REDUCE_STEP[eqn.prim.name].format(acc=acc, x=x)}")
+
     for eqn in region.eqns:
         v = eqn.outvars[0]
         prim = eqn.prim.name
         if prim in REDUCTIONS:
-            axes = eqn.params["axes"]
-            x = read(eqn.invars[0])
-            if v in local:
-                acc = local[v][1]
-            else:
-                acc = em.names[v]
-                if v.aval.shape:
-                    kept = ", ".join(i for k, i in enumerate(idx) if k not in axes)
-                    acc = f"{acc}[{kept}]"
-            em.emit(f"{acc} = {_REDUCE_STEP[prim].format(acc=acc, x=x)}")
+            x = eqn.invars[0]
+            if not split or eqn not in carried:
+                reduce(eqn, read(x))
+            elif x in buffers and buffers[x] is not None:
+                em.emit(f"{buffers[x]}[{idx[-1]}] = {read(x)}")
             continue
         if prim == "broadcast_in_dim":
             expr = _broadcast_read(em, eqn, idx)
@@ -204,6 +224,13 @@ def _emit_region(em, region):
                 em.emit(f"{em.names[v]}[{index}] = {name}")
             else:
                 em.names[v] = name
+    if split:                                     # the second innermost loop
+        em.indent -= 1
+        em.emit(f"for {idx[-1]} in range({dims[-1]}):")
+        em.indent += 1
+        for eqn in carried:
+            x = eqn.invars[0]
+            reduce(eqn, f"{buffers[x]}[{idx[-1]}]" if x in buffers else read(x))
     for level in range(rank - 1, -1, -1):        # close the loops, innermost first
         em.indent = base_indent + level
         for v, (at, acc) in local.items():
