@@ -213,3 +213,15 @@ def test_cache_info_reports_entries_and_bytes():
     for key in ("entries", "hits", "misses", "compiles", "disk_hits", "bytes"):
         assert key in info
     assert info["entries"] == len(KERNELS._entries)
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 11])
+def test_unrolled_max_min_and_row_sums_match_numpy_with_nans(n):
+    f = compiled(lambda x: (tnp.max(x, axis=1), tnp.min(x, axis=1), tnp.max(x),
+                            tnp.sum(tnp.exp(x), axis=1), tnp.max(tnp.exp(x) - x, axis=1)))
+    x = RNG.normal(size=(3, n))
+    x[1, n // 2] = np.nan
+    want = (np.max(x, axis=1), np.min(x, axis=1), np.max(x), np.sum(np.exp(x), axis=1),
+            np.max(np.exp(x) - x, axis=1))
+    for got, ref in zip(f(x), want):
+        assert_ulp_close(got, ref, ulps=16)

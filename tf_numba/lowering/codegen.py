@@ -166,7 +166,9 @@ def _emit_region(em, region):
     # buffers (vectorizable: exp, tanh ...), one accumulates it in order.
     carried = [e for e in region.eqns if e.prim.name in REDUCTIONS
                and (e.outvars[0] in local or not e.outvars[0].aval.shape)]
-    split = rank >= 1 and carried and any(e.prim.name not in REDUCTIONS for e in region.eqns)
+    loop_a = [e for e in region.eqns if e not in carried]
+    exact_order_free = all(e.prim.name in ("reduce_max", "reduce_min") for e in carried)
+    split = rank >= 1 and bool(carried) and (bool(loop_a) or exact_order_free)
     buffers = {}
     if split:
         for e in carried:
@@ -175,11 +177,17 @@ def _emit_region(em, region):
                 buffers[x] = em.fresh("row")
                 em.emit(f"{buffers[x]} = np.empty(({dims[-1]},), {ctor(x.aval.dtype)})")
     base_indent = em.indent
-    for k, d in enumerate(dims):
+    for k, d in enumerate(dims[:rank - 1] if split else dims):
         for line in inits[k]:
             em.emit(line)
         em.emit(f"for {idx[k]} in range({d}):")
         em.indent += 1
+    if split:
+        for line in inits[rank - 1]:
+            em.emit(line)
+        if loop_a:
+            em.emit(f"for {idx[-1]} in range({dims[-1]}):")
+            em.indent += 1
 
     def read(v):
         if type(v) is Literal:
@@ -191,17 +199,29 @@ def _emit_region(em, region):
             return name
         return f"{name}[{index}]"
 
-    def reduce(eqn, x):
+    def accumulator(eqn):
         v = eqn.outvars[0]
         if v in local:
-            acc = local[v][1]
-        else:
-            acc = em.names[v]
-            if v.aval.shape:
-                kept = ", ".join(i for k, i in enumerate(idx) if k not in eqn.params["axes"])
-                acc = f"{acc}[{kept}]"
+            return local[v][1]
+        acc = em.names[v]
+        if v.aval.shape:
+            kept = ", ".join(i for k, i in enumerate(idx) if k not in eqn.params["axes"])
+            acc = f"{acc}[{kept}]"
+        return acc
+
+    def reduce(eqn, x, acc=None):
+        acc = acc or accumulator(eqn)
         em.emit(f"{acc} = {_REDUCE_STEP[eqn.prim.name].format(acc=acc, x=x)}")
 
+    def operand_at(x, j):
+        """Source of a carried reduction's operand at position ``j`` of the last axis."""
+        if x in buffers:
+            return f"{buffers[x]}[{j}]"
+        if type(x) is Literal or not x.aval.shape:
+            return read(x)
+        return f"{em.names[x]}[{', '.join(idx[:-1] + [j])}]"
+
+    filled = set()
     for eqn in region.eqns:
         v = eqn.outvars[0]
         prim = eqn.prim.name
@@ -209,7 +229,8 @@ def _emit_region(em, region):
             x = eqn.invars[0]
             if not split or eqn not in carried:
                 reduce(eqn, read(x))
-            elif x in buffers and buffers[x] is not None:
+            elif x in buffers and x not in filled:
+                filled.add(x)
                 em.emit(f"{buffers[x]}[{idx[-1]}] = {read(x)}")
             continue
         if prim == "broadcast_in_dim":
@@ -224,13 +245,17 @@ def _emit_region(em, region):
                 em.emit(f"{em.names[v]}[{index}] = {name}")
             else:
                 em.names[v] = name
-    if split:                                     # the second innermost loop
-        em.indent -= 1
-        em.emit(f"for {idx[-1]} in range({dims[-1]}):")
-        em.indent += 1
-        for eqn in carried:
-            x = eqn.invars[0]
-            reduce(eqn, f"{buffers[x]}[{idx[-1]}]" if x in buffers else read(x))
+    if split:                                     # the accumulating innermost loop
+        if loop_a:
+            em.indent -= 1
+        if exact_order_free:
+            _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, idx[-1],
+                                    dims[-1])
+        else:
+            em.emit(f"for {idx[-1]} in range({dims[-1]}):")
+            em.indent += 1
+            for eqn in carried:
+                reduce(eqn, operand_at(eqn.invars[0], idx[-1]))
     for level in range(rank - 1, -1, -1):        # close the loops, innermost first
         em.indent = base_indent + level
         for v, (at, acc) in local.items():
@@ -240,6 +265,36 @@ def _emit_region(em, region):
     for v in region.materialize:
         if not v.aval.shape and v not in em.names:
             em.names[v] = loop_names[v]
+
+
+def _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, i, n):
+    """max/min with four independent accumulators, combined at the end: the same result
+    as one accumulator (max is exact and a NaN propagates either way), four times the
+    instruction-level parallelism of one compare-and-select chain."""
+    parts = {}
+    for eqn in carried:
+        acc = accumulator(eqn)
+        extra = [em.fresh("part") for _ in range(3)]
+        for name in extra:
+            em.emit(f"{name} = {acc}")
+        parts[eqn] = [acc] + extra
+    stop = em.fresh("stop")
+    em.emit(f"{stop} = {n} - {n} % 4")
+    em.emit(f"for {i} in range(0, {stop}, 4):")
+    em.indent += 1
+    for eqn in carried:
+        for u, part in enumerate(parts[eqn]):
+            reduce(eqn, operand_at(eqn.invars[0], f"{i} + {u}" if u else i), part)
+    em.indent -= 1
+    em.emit(f"for {i} in range({stop}, {n}):")
+    em.indent += 1
+    for eqn in carried:
+        reduce(eqn, operand_at(eqn.invars[0], i))
+    em.indent -= 1
+    for eqn in carried:
+        for part in parts[eqn][1:]:
+            reduce(eqn, part)
+    em.indent += 1
 
 
 def _broadcast_read(em, eqn, idx):
