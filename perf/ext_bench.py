@@ -1,6 +1,6 @@
 """Extension families: einsum, svd/qr/eigh and FFT, forward and gradient, float64.
 
-Forward: tf_numba ``jit(f)`` beside NumPy/SciPy (``np.einsum(optimize=True)``,
+Forward: tf_numba ``jit(f)`` beside NumPy/SciPy (``np.einsum`` on its greedy path,
 ``np.linalg.*``, ``np.fft.*``) and JAX ``jit(f)``. Gradient: tf_numba ``jit(grad(loss))``
 beside JAX ``jit(grad(loss))`` (default async and sync dispatch). Every tool's result is
 checked against NumPy (or against tf_numba's eager gradient) before it is timed.
@@ -47,8 +47,10 @@ def add_jax(bench, case, fn, args, want, rtol, view=lambda out: out):
 # ---------------------------------------------------------------- einsum
 
 EINSUMS = {
-    "batched_matmul": ("bij,bjk->bik", lambda q: [(16 if q else 64, 64, 64), (16 if q else 64, 64, 64)]),
-    "bilinear": ("bij,jk,bk->bi", lambda q: [(64 if q else 256, 64, 96), (96, 80), (64 if q else 256, 80)]),
+    "batched_matmul": ("bij,bjk->bik",
+                       lambda q: [(16 if q else 64, 64, 64), (16 if q else 64, 64, 64)]),
+    "bilinear": ("bij,jk,bk->bi",
+                 lambda q: [(64 if q else 256, 64, 96), (96, 80), (64 if q else 256, 80)]),
     "network6": ("abc,bde,cef,dgh,egi,fhi->a",
                  lambda q: [(8, 12, 12), (12, 12, 12), (12, 12, 12), (12, 12, 12),
                             (12, 12, 12), (12, 12, 12)] if q else
@@ -62,13 +64,16 @@ def einsum_cases(bench):
     rng = np.random.default_rng(0)
     for name, (subscripts, shapes) in EINSUMS.items():
         args = [rng.standard_normal(s) / 4 for s in shapes(bench.quick)]
-        want = np.einsum(subscripts, *args, optimize=True)
+        want = np.einsum(subscripts, *args, optimize=("greedy", 1e12))
         case = bench.case(f"einsum {name} forward", subscripts=subscripts,
                           shapes=[a.shape for a in args])
         f = compiled(bench, case, lambda *xs: tnp.einsum(subscripts, *xs), *args)
         _bench.assert_close("tf_numba", f(*args), want, 1e-10)
         case.add(_bench.TF, lambda: f(*args))
-        case.add(REF, lambda: np.einsum(subscripts, *args, optimize=True))
+        # NumPy's own greedy path, found once (optimize=True caps intermediates at the
+        # largest input and then falls back to one nested loop: hours for network6)
+        np_path = np.einsum_path(subscripts, *args, optimize=("greedy", 1e12))[0]
+        case.add(REF, lambda: np.einsum(subscripts, *args, optimize=np_path))
         if case.wants("numpy optimize=False") and name != "network6":
             case.add("numpy optimize=False", lambda: np.einsum(subscripts, *args))
         if case.wants(_bench.JAX):

@@ -41,7 +41,6 @@ def test_readme_op_has_correct_derivatives(toy):
 
 
 def test_builtin_families_are_registered():
-    import tf_numba.numpy  # noqa: F401  (imports the linalg and fft families)
     assert {"tf_numba.einsum.v1", "tf_numba.linalg.v1", "tf_numba.fft.v1"} <= set(FAMILIES)
     assert family("tf_numba.linalg.v1").ops["svd"].family == "tf_numba.linalg.v1"
     linear = {"linalg.solve", "linalg.triangular_solve", "linalg.expm_frechet", "fft.fft",
@@ -121,3 +120,23 @@ def test_rules_register_only_for_own_ops(bare):
     fam = bare[0]
     with pytest.raises(TfNumbaError, match="not an op of family"):
         fam.jvp(family("tf_numba.linalg.v1").ops["svd"])
+
+
+def test_batching_rules_match_a_loop_over_the_batch():
+    # no vmap transform exists yet: call the registered rules the way it will
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    solve = family("tf_numba.linalg.v1").ops["solve"]
+    out, out_dim = rule("batch", solve)([np.moveaxis(a, 0, 2), b], [2, None])
+    assert out_dim == 0
+    np.testing.assert_allclose(out, np.stack([np.linalg.solve(m, b) for m in a]))
+    svd = family("tf_numba.linalg.v1").ops["svd"]
+    outs, dims = rule("batch", svd)([a], [0], full_matrices=False)
+    assert dims == [0, 0, 0]
+    np.testing.assert_allclose(outs[1], np.linalg.svd(a, compute_uv=False))
+    fft = family("tf_numba.fft.v1").ops["rfft"]
+    x = rng.standard_normal((5, 4, 8))
+    out, out_dim = rule("batch", fft)([x], [1], axes=(1,), lengths=(8,), norm="ortho")
+    assert out_dim == 0
+    np.testing.assert_allclose(out, np.fft.rfft(np.moveaxis(x, 1, 0), axis=2, norm="ortho"))

@@ -8,7 +8,7 @@ the family id, the op and the role when the transform is applied.
 
 | family id | module | ops |
 | --- | --- | --- |
-| ``tf_numba.einsum.v1`` | ``ext/einsum.py`` | none of its own: pairwise ``dot_general`` plus layout ops |
+| ``tf_numba.einsum.v1`` | ``ext/einsum.py`` | none: pairwise ``dot_general`` plus layout ops |
 | ``tf_numba.linalg.v1`` | ``ext/linalg.py`` | LAPACK-backed factorizations and solves |
 | ``tf_numba.fft.v1`` | ``ext/fft.py`` | fft, ifft, rfft, irfft over any axes |
 

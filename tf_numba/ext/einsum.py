@@ -322,6 +322,33 @@ def _prepare_operand(labels, shape, sizes, others, out):
     return tuple(ops), tuple(labels)
 
 
+def _orient(a, b, keep, sizes):
+    """(swap, batch labels, contracted labels) for contracting label tuples ``a`` and ``b``:
+    the operand order and label orders that copy the fewest elements into dot_general's
+    layout (lhs as batch, free, contracted; rhs as batch, contracted, free; a 2-D operand
+    that is only transposed costs nothing, BLAS reads it as it is)."""
+    shared = [lab for lab in a if lab in b]
+    best = None
+    for swap in (False, True):
+        lhs, rhs = (b, a) if swap else (a, b)
+        orders = lambda want: {tuple(l for l in lhs if l in want),  # noqa: E731
+                               tuple(l for l in rhs if l in want)}
+        for batch in orders({lab for lab in shared if lab in keep}):
+            for contract in orders({lab for lab in shared if lab not in keep}):
+                lfree = tuple(lab for lab in lhs if lab not in b or lab not in a)
+                rfree = tuple(lab for lab in rhs if lab not in b or lab not in a)
+                cost = 0
+                if lhs != batch + lfree + contract and not (
+                        not batch and len(lhs) == 2 and lhs == contract + lfree):
+                    cost += _size(lhs, sizes)
+                if rhs != batch + contract + rfree and not (
+                        not batch and len(rhs) == 2 and rhs == rfree + contract):
+                    cost += _size(rhs, sizes)
+                if best is None or cost < best[0]:
+                    best = (cost, swap, batch, contract)
+    return best[1:]
+
+
 @functools.lru_cache(maxsize=1024)
 def plan(subscripts, shapes, optimize):
     """The cached ``Plan`` for these subscripts, operand shapes and ``optimize`` value."""
@@ -339,12 +366,13 @@ def plan(subscripts, shapes, optimize):
         a, b = current[i], current[j]
         rest = [current[k] for k in range(len(current)) if k not in (i, j)]
         keep = set(out).union(*rest)
-        batch = [lab for lab in a if lab in b and lab in keep]
-        contract = [lab for lab in a if lab in b and lab not in keep]
         a_sum = tuple(k for k, lab in enumerate(a) if lab not in b and lab not in keep)
         b_sum = tuple(k for k, lab in enumerate(b) if lab not in a and lab not in keep)
         a = tuple(lab for lab in a if lab in b or lab in keep)
         b = tuple(lab for lab in b if lab in a or lab in keep)
+        swap, batch, contract = _orient(a, b, keep, sizes)
+        if swap:
+            i, j, a, b, a_sum, b_sum = j, i, b, a, b_sum, a_sum
         dims = ((tuple(a.index(lab) for lab in contract), tuple(b.index(lab) for lab in contract)),
                 (tuple(a.index(lab) for lab in batch), tuple(b.index(lab) for lab in batch)))
         result = (tuple(batch) + tuple(lab for lab in a if lab not in b)

@@ -89,10 +89,6 @@ def _solve_eval(name):
     return abstract_eval
 
 
-def _real_of(a):
-    return ShapedArray(a.shape, dtypes.real_part(a.dtype))
-
-
 # ---------------------------------------------------------------- NumPy/SciPy impls
 
 def _masked_triangle(a, lower, unit_diagonal):
@@ -193,7 +189,8 @@ def _svd_eval(a, *, full_matrices):
     k = min(m, n)
     batch = a.shape[:-2]
     mu, nv = (m, n) if full_matrices else (k, k)
-    return (ShapedArray(batch + (m, mu), a.dtype), ShapedArray(batch + (k,), dtypes.real_part(a.dtype)),
+    return (ShapedArray(batch + (m, mu), a.dtype),
+            ShapedArray(batch + (k,), dtypes.real_part(a.dtype)),
             ShapedArray(batch + (nv, n), a.dtype))
 
 
@@ -467,11 +464,6 @@ def _solve_transpose(ct, a, b):
 
 
 register("transpose", solve_p, _solve_transpose)
-
-
-def _tri_params(left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    return dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
-                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
 
 
 def _op_a(a, transpose_a, conjugate_a):
