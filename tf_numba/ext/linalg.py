@@ -1,7 +1,9 @@
 """Linear algebra ops (family ``tf_numba.linalg.v1``): LAPACK through NumPy/SciPy, with AD.
 
 Every op works on stacks of matrices (leading batch dims), runs on the host under ``jit``
-(between compiled kernels), and has a JVP built from ops that have rules of their own, so
+(between compiled kernels; LAPACK through SciPy, whose OpenBLAS is also the one numba's
+``np.dot`` calls in the kernels: with NumPy's own OpenBLAS in the host steps, two thread
+pools took turns spinning on the two cores and an eigh VJP ran 40x slower), and has a JVP built from ops that have rules of their own, so
 derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve`` and
 ``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its direction.
 
@@ -91,31 +93,27 @@ def _solve_eval(name):
 
 # ---------------------------------------------------------------- NumPy/SciPy impls
 
-def _masked_triangle(a, lower, unit_diagonal):
-    a = np.tril(a) if lower else np.triu(a)
-    if unit_diagonal:
-        a = a.copy()
-        idx = np.arange(a.shape[-1])
-        a[..., idx, idx] = 1
-    return a
-
-
 def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
                            unit_diagonal):
     import scipy.linalg
-    a = _masked_triangle(np.asarray(a), lower, unit_diagonal)
-    b = np.asarray(b)
-    if conjugate_a:
-        a = np.conj(a)
-    if transpose_a:
-        a, lower = np.swapaxes(a, -1, -2), not lower
-    if not left_side:       # X A = B  <=>  A^T X^T = B^T
-        a, b, lower = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not lower
-    if a.ndim == 2:
-        x = scipy.linalg.solve_triangular(a, b, lower=lower, check_finite=False)
-    else:
-        x = np.linalg.solve(a, b)
-    return np.swapaxes(x, -1, -2) if not left_side else x
+    a, b = np.asarray(a), np.asarray(b)
+    trans = int(transpose_a) if left_side else 1 - int(transpose_a)
+    if conjugate_a:     # op(A) = conj(A)^T is LAPACK's trans='C'
+        a, trans = (a, 2) if trans else (np.conj(a), 0)
+    if not left_side:   # X op(A) = B  <=>  op(A)^T X^T = B^T
+        b = np.swapaxes(b, -1, -2)
+    x = scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower,
+                                      unit_diagonal=unit_diagonal, check_finite=False)
+    return x if left_side else np.swapaxes(x, -1, -2)
+
+
+def _scipy(name, **fixed):
+    """A scipy.linalg routine (imported on first use) with ``check_finite=False``."""
+    def impl(*arrays, **params):
+        import scipy.linalg
+        return getattr(scipy.linalg, name)(*arrays, check_finite=False, **fixed, **params)
+    impl.__name__ = name
+    return impl
 
 
 def _per_matrix(fn, *arrays):
@@ -164,13 +162,19 @@ def _pivots_to_permutation_impl(piv, *, m):
 
 
 def _qr_impl(a, *, full):
-    q, r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    import scipy.linalg
+    q, r = scipy.linalg.qr(a, mode="full" if full else "economic", check_finite=False)
     return [q, r]
 
 
 def _svd_impl(a, *, full_matrices):
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return [u, s, vh]
+    import scipy.linalg
+    return list(scipy.linalg.svd(a, full_matrices=full_matrices, check_finite=False))
+
+
+def _eigh_impl(a, *, lower):
+    import scipy.linalg
+    return list(scipy.linalg.eigh(a, lower=lower, driver="evd", check_finite=False))
 
 
 # ---------------------------------------------------------------- ops
@@ -245,24 +249,20 @@ def _frechet_eval(a, e):
     return a
 
 
-cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), np.linalg.cholesky)
+cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), _scipy("cholesky", lower=True))
 triangular_solve_p = FAMILY.op("triangular_solve", _solve_eval("triangular_solve"),
                                _triangular_solve_impl)
-solve_p = FAMILY.op("solve", _solve_eval("solve"), np.linalg.solve)
-inv_p = FAMILY.op("inv", lambda a: _same("inv", a), np.linalg.inv)
-det_p = FAMILY.op("det", _det_eval, lambda a: np.asarray(np.linalg.det(a)))
+solve_p = FAMILY.op("solve", _solve_eval("solve"), _scipy("solve"))
+inv_p = FAMILY.op("inv", lambda a: _same("inv", a), _scipy("inv"))
+det_p = FAMILY.op("det", _det_eval, lambda a: np.asarray(_scipy("det")(a)))
 slogdet_p = FAMILY.op("slogdet", _slogdet_eval,
                       lambda a: [np.asarray(x) for x in np.linalg.slogdet(a)],
                       multiple_results=True)
 qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True)
-eigh_p = FAMILY.op("eigh", _eigh_eval,
-                   lambda a, *, lower: list(np.linalg.eigh(a, "L" if lower else "U")),
-                   multiple_results=True)
-eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval,
-                       lambda a, *, lower: np.linalg.eigvalsh(a, "L" if lower else "U"))
+eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True)
+eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _scipy("eigvalsh", driver="evd"))
 svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True)
-svdvals_p = FAMILY.op("svdvals", _svdvals_eval,
-                      lambda a: np.linalg.svd(a, compute_uv=False))
+svdvals_p = FAMILY.op("svdvals", _svdvals_eval, _scipy("svdvals"))
 pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond))
 lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True)
 lu_pivots_to_permutation_p = FAMILY.op("lu_pivots_to_permutation", _pivots_eval,
