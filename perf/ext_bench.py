@@ -139,6 +139,12 @@ def linalg_cases(bench):
             _bench.assert_close("tf_numba", np.abs(f(x)[0]), np.abs(want[0]), 1e-8)
             fwd.add(_bench.TF, lambda f=f, x=x: f(x))
             fwd.add(REF, lambda np_fn=np_fn, x=x: np_fn(x))
+            if fwd.wants("scipy"):      # what tf_numba's host step calls
+                import scipy.linalg
+                sp_fn = {"svd": lambda x: scipy.linalg.svd(x, full_matrices=False),
+                         "qr": lambda x: scipy.linalg.qr(x, mode="economic"),
+                         "eigh": lambda x: scipy.linalg.eigh(x, driver="evd")}[name]
+                fwd.add("scipy", lambda sp_fn=sp_fn, x=x: sp_fn(x))
             if fwd.wants(_bench.JAX):
                 add_jax(bench, fwd, jax_fn(bench.jax.numpy), [x], np.abs(want[0]), 1e-6,
                         view=lambda out: np.abs(out[0]))
