@@ -1,2 +1,3 @@
 """``tf_numba.scipy``: SciPy-compatible functions on tf_numba primitives (``special``)."""
 from . import special  # noqa: F401
+from . import linalg  # noqa: F401
