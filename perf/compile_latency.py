@@ -3,7 +3,9 @@
 f(W, x) = sum(tanh(W @ x)), W 256x256 and x 256x1 float64, the small_grad function. Every
 measurement runs in a new Python process (subprocess), repeated and interleaved; medians:
 
-- ``import numba`` and ``import tf_numba`` (+ ``tf_numba.numpy``), each after ``import numpy``;
+- ``import numba`` and ``import tf_numba`` (+ ``tf_numba.numpy``), each after ``import numpy``,
+  with bytecode cached (in a temp PYTHONPYCACHEPREFIX, warmed first) as for an installed
+  package; where PYTHONDONTWRITEBYTECODE is set, also ``import tf_numba`` without it;
 - tf_numba first call with an empty disk cache (TF_NUMBA_CACHE_DIR = a fresh temp dir), then
   in another new process with that (now warm) disk cache. jit is tiered by default: the first
   call is answered by the NumPy interpreter while numba compiles (or loads from disk) in the
@@ -97,9 +99,17 @@ print(json.dumps(dict(import_jax=t_import - t_numpy, first_call=t2 - t1)))
 """
 
 
-def run_child(code, **env):
+def run_child(code, pycache=None, **env):
+    """Run ``code`` in a new interpreter; with ``pycache``, bytecode is cached under it.
+
+    Imports are timed with bytecode caching on, as for any installed package, even where
+    the environment sets PYTHONDONTWRITEBYTECODE (then every import recompiles from source).
+    """
     full_env = dict(os.environ, **env)
     full_env["PYTHONPATH"] = REPO + os.pathsep + full_env.get("PYTHONPATH", "")
+    if pycache is not None:
+        full_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        full_env["PYTHONPYCACHEPREFIX"] = pycache
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full_env)
     if proc.returncode != 0:
@@ -107,28 +117,37 @@ def run_child(code, **env):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(repeats, with_jax):
+WARM_BYTECODE = "import numpy, numba, scipy, tf_numba, tf_numba.numpy\nprint('{}')\n"
+
+
+def measure(repeats, with_jax, pycache):
     """{measurement: [values over repeats]}; every repeat runs each child once, in turn."""
     samples = {}
+    for _ in range(2):
+        run_child(("import jax\n" if with_jax else "") + WARM_BYTECODE, pycache)
 
     def put(prefix, result):
         for key, value in result.items():
             samples.setdefault(f"{prefix}{key}", []).append(value)
 
     for _ in range(repeats):
-        put("numba.", run_child(IMPORT_NUMBA))
-        put("tf.", run_child(IMPORT_TF))
+        put("numba.", run_child(IMPORT_NUMBA, pycache))
+        put("tf.", run_child(IMPORT_TF, pycache))
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            put("tf_nopyc.", run_child(IMPORT_TF))
         for tiered in ("1", "0"):
             cache = tempfile.mkdtemp(prefix="tf_numba_cache_")
             try:
-                put(f"cold{tiered}.", run_child(TF_FIRST_CALL, TF_NUMBA_CACHE_DIR=cache,
+                put(f"cold{tiered}.", run_child(TF_FIRST_CALL, pycache,
+                                                 TF_NUMBA_CACHE_DIR=cache,
                                                  TF_NUMBA_TIERED=tiered))
-                put(f"warm{tiered}.", run_child(TF_FIRST_CALL, TF_NUMBA_CACHE_DIR=cache,
+                put(f"warm{tiered}.", run_child(TF_FIRST_CALL, pycache,
+                                                 TF_NUMBA_CACHE_DIR=cache,
                                                  TF_NUMBA_TIERED=tiered))
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
         if with_jax:
-            put("jax.", run_child(JAX_FIRST_CALL))
+            put("jax.", run_child(JAX_FIRST_CALL, pycache))
     return samples
 
 
@@ -137,6 +156,7 @@ ROWS = [
     ("import numba", "numba.import_numba"),
     ("import tf_numba", "tf.import_tf"),
     ("import tf_numba.numpy (after tf_numba)", "tf.import_tnp"),
+    ("import tf_numba, no bytecode cache (PYTHONDONTWRITEBYTECODE=1)", "tf_nopyc.import_tf"),
     ("tf_numba cold: first call (tiered)", "cold1.first_call"),
     ("tf_numba cold: until compiled (tiered)", "cold1.until_compiled"),
     ("tf_numba cold: first call, TF_NUMBA_TIERED=0", "cold0.first_call"),
@@ -162,16 +182,16 @@ def main():
           "W 256x256 float64")
     print(f"   {_bench.load_average()} | {repeats} repeats of every child process, "
           "interleaved; medians")
-    with _bench.ForeignLoad() as foreign:
-        samples = measure(repeats, with_jax)
+    with _bench.ForeignLoad() as foreign, tempfile.TemporaryDirectory() as pycache:
+        samples = measure(repeats, with_jax, pycache)
     med = {key: statistics.median(values) for key, values in samples.items()}
     print(f"   (other processes used {foreign.cores:.2f} of {os.cpu_count()} cores meanwhile)"
           if foreign.cores is not None else "")
-    print(f"   {'measurement':<52}{'median':>10}{'min':>10}{'max':>10}")
+    print(f"   {'measurement':<64}{'median':>10}{'min':>10}{'max':>10}")
     for label, key in ROWS:
         if key in samples:
             v = samples[key]
-            print(f"   {label:<52}{_bench.fmt_time(med[key]):>10}"
+            print(f"   {label:<64}{_bench.fmt_time(med[key]):>10}"
                   f"{_bench.fmt_time(min(v)):>10}{_bench.fmt_time(max(v)):>10}")
     for kind in ("cold1", "warm1", "cold0", "warm0"):
         counts = {k: samples[f"{kind}.{k}"] for k in ("compiles", "disk_hits", "disk_writes")}
