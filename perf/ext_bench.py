@@ -1,6 +1,6 @@
 """Extension families: einsum, svd/qr/eigh and FFT, forward and gradient, float64.
 
-Forward: tf_numba ``jit(f)`` beside NumPy/SciPy (``np.einsum`` on its greedy path,
+Forward: tf_numba ``jit(f)`` beside NumPy/SciPy (``np.einsum`` on its optimal path,
 ``np.linalg.*``, ``np.fft.*``) and JAX ``jit(f)``. Gradient: tf_numba ``jit(grad(loss))``
 beside JAX ``jit(grad(loss))`` (default async and sync dispatch). Every tool's result is
 checked against NumPy (or against tf_numba's eager gradient) before it is timed.
@@ -70,9 +70,9 @@ def einsum_cases(bench):
         f = compiled(bench, case, lambda *xs: tnp.einsum(subscripts, *xs), *args)
         _bench.assert_close("tf_numba", f(*args), want, 1e-10)
         case.add(_bench.TF, lambda: f(*args))
-        # NumPy's own greedy path, found once (optimize=True caps intermediates at the
-        # largest input and then falls back to one nested loop: hours for network6)
-        np_path = np.einsum_path(subscripts, *args, optimize=("greedy", 1e12))[0]
+        # NumPy on its own optimal path, found once (optimize=True is greedy with
+        # intermediates capped at the largest input: one nested loop, hours, for network6)
+        np_path = np.einsum_path(subscripts, *args, optimize="optimal")[0]
         case.add(REF, lambda: np.einsum(subscripts, *args, optimize=np_path))
         if case.wants("numpy optimize=False") and name != "network6":
             case.add("numpy optimize=False", lambda: np.einsum(subscripts, *args))
@@ -87,7 +87,11 @@ def einsum_cases(bench):
         def loss(*xs):
             out = tnp.einsum(subscripts, *xs)
             return tnp.sum(out * out)
-        g = compiled(bench, grad_case, tf.grad(loss, argnums=argnums), *args)
+        try:
+            g = compiled(bench, grad_case, tf.grad(loss, argnums=argnums), *args)
+        except ValueError as err:   # a lowering bug outside ext/: say so, measure the rest
+            print(f"   {grad_case.label}: tf_numba jit failed ({err}); case skipped")
+            continue
         want_g = tf.grad(loss, argnums=argnums)(*args)
         _bench.assert_close("tf_numba", g(*args)[0], want_g[0], 1e-9)
         grad_case.add(_bench.TF, lambda: g(*args))
