@@ -330,8 +330,9 @@ def _prepare_operand(labels, shape, sizes, others, out):
 def _orient(a, b, keep, sizes):
     """(swap, batch labels, contracted labels) for contracting label tuples ``a`` and ``b``:
     the operand order and label orders that copy the fewest elements into dot_general's
-    layout (lhs as batch, free, contracted; rhs as batch, contracted, free; a 2-D operand
-    that is only transposed costs nothing, BLAS reads it as it is)."""
+    layout (lhs as batch, free, contracted; rhs as batch, contracted, free; a matrix with
+    one free and one contracted dim that is only transposed costs nothing, BLAS reads it
+    as it is)."""
     shared = [lab for lab in a if lab in b]
     best = None
     for swap in (False, True):
@@ -344,10 +345,12 @@ def _orient(a, b, keep, sizes):
                 rfree = tuple(lab for lab in rhs if lab not in b or lab not in a)
                 cost = 0
                 if lhs != batch + lfree + contract and not (
-                        not batch and len(lhs) == 2 and lhs == contract + lfree):
+                        not batch and len(contract) == len(lfree) == 1
+                        and lhs == contract + lfree):
                     cost += _size(lhs, sizes)
                 if rhs != batch + contract + rfree and not (
-                        not batch and len(rhs) == 2 and rhs == rfree + contract):
+                        not batch and len(contract) == len(rfree) == 1
+                        and rhs == rfree + contract):
                     cost += _size(rhs, sizes)
                 if best is None or cost < best[0]:
                     best = (cost, swap, batch, contract)
