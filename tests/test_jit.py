@@ -225,3 +225,13 @@ def test_unrolled_max_min_and_row_sums_match_numpy_with_nans(n):
             np.max(np.exp(x) - x, axis=1))
     for got, ref in zip(f(x), want):
         assert_ulp_close(got, ref, ulps=16)
+
+
+def test_contractions_over_both_dims_of_a_transposed_matrix():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 3))
+    f = compiled(lambda a, b: (tnp.tensordot(a, b, axes=([0, 1], [1, 0])),
+                               tnp.einsum("ij,ji->", a, b), a.T @ b.T))
+    got = f(a, b)
+    np.testing.assert_allclose(got[0], np.tensordot(a, b, axes=([0, 1], [1, 0])), rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.einsum("ij,ji->", a, b), rtol=1e-12)
+    np.testing.assert_allclose(got[2], a.T @ b.T, rtol=1e-12)

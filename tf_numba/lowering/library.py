@@ -137,7 +137,8 @@ def _dot_operand(em, src, aval, groups):
     """
     perm = groups[0] + groups[1] + groups[2]
     sizes = ", ".join(" * ".join(f"{src}.shape[{i}]" for i in g) or "1" for g in groups)
-    if not groups[0] and aval.ndim == 2 and perm == (1, 0):
+    if (not groups[0] and aval.ndim == 2 and perm == (1, 0)
+            and len(groups[1]) == 1 and len(groups[2]) == 1):
         return f"{src}.T", False
     moved = permuted_copy(em, src, aval.ndim, perm)
     name = em.fresh("op")
