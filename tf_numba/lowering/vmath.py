@@ -32,7 +32,7 @@ _OVERFLOW = 709.782712893383973096      # exp(x) = inf above
 _UNDERFLOW = -745.13321910194110842     # exp(x) = 0 below
 
 
-@numba.njit(cache=True, error_model="numpy", inline="always")
+@numba.njit(cache=True, error_model="numpy")
 def exp(x):
     """exp of a float64 (float32 callers convert in and out: the result rounds correctly)."""
     k = np.floor(x * _INV_LN2 + 0.5)
