@@ -149,7 +149,7 @@ class Plan:
             if self.single:
                 return self.segments[0](args if self.segments[0].plain else list(args))
             return self._run_segments(args)
-        if not self.tiered:
+        if not self.tiered or self._kernels_loaded():
             outs = self._run_segments(args)
             self.ready = True
             return outs
@@ -160,6 +160,11 @@ class Plan:
                                                    name="tf_numba-compile")
                 self._compiling.start()
         return self.interpret(args)
+
+    def _kernels_loaded(self):
+        """Every kernel already compiled in this process (another plan shares them)."""
+        return all(seg.kernel.dispatcher.overloads for seg in self.segments
+                   if type(seg) is CompiledSegment)
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
