@@ -90,6 +90,12 @@ def shape_of(x):
     return () if t in _WEAK_TYPES else tuple(aval_of(x).shape)
 
 
+def as_array(x):
+    """An operand as an array (weak scalars become 0-d arrays of their default dtype)."""
+    x = asarray(x)
+    return np.asarray(x, dtypes.of_scalar(x)) if is_weak(x) else x
+
+
 def ndim_of(x):
     return len(shape_of(x))
 

@@ -20,7 +20,6 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import dtypes
-from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes
 from ..errors import ShapeError, UnsupportedError
 from ..ext import linalg as L
@@ -43,8 +42,7 @@ def _tnp():
     return tnp
 
 
-def _shape(x):
-    return tuple(aval_of(x).shape)
+_shape = P.shape_of
 
 
 def inexact(*xs):

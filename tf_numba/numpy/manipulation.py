@@ -28,14 +28,10 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxi
            "shape", "ndim", "size", "matrix_transpose", "unstack", "block"]
 
 
-def _arr(x):
-    """An operand as an array (weak scalars become 0-d arrays of their default dtype)."""
-    x = P.asarray(x)
-    return np.asarray(x, dtypes.of_scalar(x)) if P.is_weak(x) else x
+_arr = P.as_array
 
 
-def _shape(x):
-    return tuple(aval_of(x).shape)
+_shape = P.shape_of
 
 
 def shape(a):

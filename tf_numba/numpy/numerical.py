@@ -17,13 +17,10 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "convolve", "correlate", 
            "polyval", "cov", "corrcoef"]
 
 
-def _arr(a):
-    x = P.asarray(a)
-    return np.asarray(x, dtypes.of_scalar(x)) if P.is_weak(x) else x
+_arr = P.as_array
 
 
-def _shape(x):
-    return tuple(aval_of(x).shape)
+_shape = P.shape_of
 
 
 def _slice(x, axis, start, stop):

@@ -27,17 +27,14 @@ __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "a
            "nanmedian", "quantile", "percentile", "count_nonzero"]
 
 
-def _arr(a):
-    x = P.asarray(a)
-    return np.asarray(x, dtypes.of_scalar(x)) if P.is_weak(x) else x
+_arr = P.as_array
 
 
 def _dt(x):
     return aval_of(x).dtype
 
 
-def _shape(x):
-    return tuple(aval_of(x).shape)
+_shape = P.shape_of
 
 
 def _keep(out, shape, axes, keepdims):

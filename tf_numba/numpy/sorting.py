@@ -23,13 +23,10 @@ __all__ = ["sort", "argsort", "lexsort", "partition", "argpartition", "sort_comp
            "searchsorted", "digitize", "unique", "unique_values", "isin", "bincount"]
 
 
-def _arr(a):
-    x = P.asarray(a)
-    return np.asarray(x, dtypes.of_scalar(x)) if P.is_weak(x) else x
+_arr = P.as_array
 
 
-def _shape(x):
-    return tuple(aval_of(x).shape)
+_shape = P.shape_of
 
 
 def _check_kind(kind, name):
