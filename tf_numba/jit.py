@@ -52,11 +52,7 @@ class Jitted:
         self._fast = {}      # positional-ndarray signature -> call of a compiled plan
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:
-            fast = self._fast.get(_fast_key(args))
-            if fast is not None:
-                return fast(args)
-        return self.call_slow(args, kwargs)
+        return self.call_slow(args, kwargs)   # the fast path lives in as_function()
 
     def call_slow(self, args, kwargs):
         """Dispatch on the full signature: inline under a trace, else prepare and run."""

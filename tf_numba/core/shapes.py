@@ -6,8 +6,6 @@ interned, so comparing dims is an identity comparison. A symbolic length stands 
 value of at least 2, so NumPy broadcasting never has to guess whether it is 1; where two
 different symbols must agree (``a + b``), tracing records a guard that ``prepare`` checks.
 """
-import math
-
 from ..errors import ConcretizationError, ShapeError
 
 SYMBOLIC_MIN = 2
@@ -164,19 +162,6 @@ class Sym:
 
     def __reduce__(self):
         return (Sym._make, (self.terms,))
-
-
-def is_symbolic(d):
-    return isinstance(d, Sym)
-
-
-def is_static(shape):
-    return all(type(d) is int for d in shape)
-
-
-def size(shape):
-    """Number of elements of a static shape."""
-    return math.prod(shape)
 
 
 def broadcast_shapes(*shapes, op="broadcast"):

@@ -217,7 +217,7 @@ class _CompileCounter(numba.core.event.Listener):
 
 def _is_ours(dispatcher):
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-    return module.startswith("tf_numba") or module == "tf_numba.lowering.loops"
+    return module.startswith("tf_numba")
 
 
 def _cache_hits(dispatcher):
