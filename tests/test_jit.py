@@ -235,3 +235,21 @@ def test_contractions_over_both_dims_of_a_transposed_matrix():
     np.testing.assert_allclose(got[0], np.tensordot(a, b, axes=([0, 1], [1, 0])), rtol=1e-12)
     np.testing.assert_allclose(got[1], np.einsum("ij,ji->", a, b), rtol=1e-12)
     np.testing.assert_allclose(got[2], a.T @ b.T, rtol=1e-12)
+
+
+def test_length_one_contractions_fuse_as_outer_products_in_any_layout():
+    """dot_general contracting only length-1 axes is written as a loop (no BLAS call):
+    column x row, transposed operands, a batch dim, a float32 x float64 mix, a scalar."""
+    col, row = RNG.normal(size=(5, 1)), RNG.normal(size=(1, 4))
+    batch_a, batch_b = RNG.normal(size=(3, 5, 1)), RNG.normal(size=(3, 1, 4))
+    f = compiled(lambda c, r, ba, bb: (
+        c @ r, r.T @ c.T, tnp.matmul(ba, bb), tnp.einsum("bij,bjk->bki", ba, bb),
+        tnp.outer(c[:, 0].astype(np.float32), r[0]), c @ r[:, :1]))
+    want = (col @ row, row.T @ col.T, batch_a @ batch_b,
+            np.einsum("bij,bjk->bki", batch_a, batch_b),
+            np.outer(col[:, 0].astype(np.float32), row[0]), col @ row[:, :1])
+    for got, ref in zip(f(col, row, batch_a, batch_b), want):
+        assert got.dtype == ref.dtype
+        assert_ulp_close(got, ref, ulps=2)
+    source = f.lower(col, row, batch_a, batch_b).as_text()
+    assert "np.dot" not in source

@@ -12,8 +12,8 @@ from ..core.ir import Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from .dims import DimEnv
-from .partition import REDUCTIONS, FusedRegion, partition
-from .scalar_exprs import ctor, expression, literal
+from .partition import REDUCTIONS, FusedRegion, is_outer_product, partition
+from .scalar_exprs import ctor, expression, literal, typed
 
 _REDUCE_INIT = {
     "reduce_sum": lambda dt: literal(0, dt),
@@ -110,11 +110,14 @@ def emit_program(em, program):
 
 
 def _space_source(em, region):
-    """Dims of the iteration space, read off an operand of that shape when there is one."""
+    """Dims of the iteration space, read off an operand of that shape when there is one.
+    A length-1 axis is the literal 1: LLVM then removes that loop, so the loop around it
+    becomes the innermost one and can vectorize (a (256, 1) column is one loop of 256)."""
     for eqn in region.eqns:
         for v in eqn.invars:
             if type(v) is Var and v.aval.shape == region.space and v in em.names:
-                return [f"{em.names[v]}.shape[{k}]" for k in range(len(region.space))]
+                return ["1" if d == 1 else f"{em.names[v]}.shape[{k}]"
+                        for k, d in enumerate(region.space)]
     return [em.dim(d) for d in region.space]
 
 
@@ -235,6 +238,8 @@ def _emit_region(em, region):
             continue
         if prim == "broadcast_in_dim":
             expr = _broadcast_read(em, eqn, idx)
+        elif is_outer_product(eqn):
+            expr = _outer_product(em, eqn, idx)
         else:
             expr = expression(eqn, [read(a) for a in eqn.invars])
         name = em.fresh("s")
@@ -305,3 +310,19 @@ def _broadcast_read(em, eqn, idx):
     parts = ["0" if x.aval.shape[k] == 1 and eqn.outvars[0].aval.shape[d] != 1 else idx[d]
              for k, d in enumerate(dims)]
     return f"{em.names[x]}[{', '.join(parts)}]"
+
+
+def _outer_product(em, eqn, idx):
+    """out[batch, lhs free, rhs free] = lhs[...] * rhs[...], contracted (length-1) axes at 0."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    out_dtype = eqn.outvars[0].aval.dtype
+    position = iter(range(len(lb), len(idx)))
+    reads = []
+    for v, contracted, batch in zip(eqn.invars, (lc, rc), (lb, rb)):
+        if type(v) is Literal or not v.aval.shape:
+            reads.append(typed(em.name(v), out_dtype))
+            continue
+        index = ["0" if d in contracted else idx[batch.index(d)] if d in batch
+                 else idx[next(position)] for d in range(v.aval.ndim)]
+        reads.append(typed(f"{em.names[v]}[{', '.join(index)}]", out_dtype))
+    return typed(f"({reads[0]} * {reads[1]})", out_dtype)

@@ -33,24 +33,39 @@ class LibraryStep:
         return f"LibraryStep({self.eqn.prim.name})"
 
 
+def is_outer_product(eqn):
+    """A ``dot_general`` whose contracted dims all have length 1 is a broadcast multiply:
+    as a loop it is one pass writing the output, where BLAS gemm with k = 1 costs ~1.5x
+    that and a call. (The length is concrete here; another length gets other source.)"""
+    if eqn.prim.name != "dot_general":
+        return False
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    shape = eqn.invars[0].aval.shape
+    return all(shape[d] == 1 for d in lc)
+
+
+def reads_through_index_map(eqn):
+    """Fusible equations that read an operand at other positions than the loop's own:
+    the operand must be a materialized array or a scalar, never a loop value."""
+    return eqn.prim.name == "broadcast_in_dim" or is_outer_product(eqn)
+
+
 def _space(eqn):
     """The iteration space of a fusible equation, or None if it is not fusible."""
     name = eqn.prim.name
     if name in REDUCTIONS:
         return eqn.invars[0].aval.shape
-    if is_elementwise(eqn) or name == "broadcast_in_dim":
+    if is_elementwise(eqn) or reads_through_index_map(eqn):
         return eqn.outvars[0].aval.shape
     return None
 
 
 def _fits(region, eqn):
     """Can ``eqn`` join ``region``: its region-made inputs must be loop scalars of this space."""
-    if eqn.prim.name == "broadcast_in_dim":
-        # a broadcast reads its operand through an index map, so the operand must be a
-        # materialized array or a scalar, never a loop value of this region
-        v = eqn.invars[0]
-        return not (type(v) is Var and (v in region.reduced
-                                         or (v in region.defined and v.aval.shape)))
+    if reads_through_index_map(eqn):
+        return not any(type(v) is Var and (v in region.reduced
+                                           or (v in region.defined and v.aval.shape))
+                       for v in eqn.invars)
     for v in eqn.invars:
         if type(v) is Var and v in region.reduced:
             return False
@@ -98,7 +113,7 @@ def _mark_materialized(steps, program):
                 home = owner.get(v) if type(v) is Var else None
                 if home is None:
                     continue
-                if home is not step or (eqn.prim.name == "broadcast_in_dim" and v.aval.shape):
+                if home is not step or (reads_through_index_map(eqn) and v.aval.shape):
                     home.materialize.add(v)
     for v in program.outvars:
         home = owner.get(v) if type(v) is Var else None
