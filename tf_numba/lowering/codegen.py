@@ -13,6 +13,7 @@ from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from .dims import DimEnv
 from .partition import REDUCTIONS, FusedRegion, is_outer_product, partition
+from . import vreduce
 from .scalar_exprs import ctor, expression, literal, typed
 
 _REDUCE_INIT = {
@@ -46,6 +47,8 @@ class Emitter:
         self.names = {}
         self.dims = dims
         self.counter = 0
+        self.hoisted = None         # inside a loop: lines run once, before the outermost loop
+        self.destinations = {}      # value -> the array its step writes it into
 
     def emit(self, line):
         self.lines.append("    " * self.indent + line)
@@ -64,6 +67,24 @@ class Emitter:
         name = self.fresh(prefix)
         self.names[v] = name
         return name
+
+    def allocate(self, name, v):
+        """``name = `` a new array for ``v``, which its step then fills completely.
+
+        Inside a loop the array is allocated once, before the outermost loop, and reused by
+        every iteration: the loop rules copy whatever outlives an iteration (``control``).
+        A value with a ``destinations`` entry (a loop's output row or carry buffer) is
+        written straight there.
+        """
+        slot = self.destinations.pop(v, None)
+        if slot is not None:
+            self.emit(f"{name} = {slot}")
+            return
+        line = f"{name} = np.empty({self.shape(v.aval.shape)}, {ctor(v.aval.dtype)})"
+        if self.hoisted is None:
+            self.emit(line)
+        else:
+            self.hoisted.append(line)
 
     def shape(self, shape):
         return self.dims.shape(shape)
@@ -154,15 +175,13 @@ def _emit_region(em, region):
             if level is None:
                 em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
             else:
-                em.emit(f"{name} = np.empty(({kept}), {ctor(v.aval.dtype)})")
+                em.allocate(name, v)
                 acc = em.fresh("acc")
                 local[v] = (level, acc)
                 inits[level].append(f"{acc} = {init}")
         elif v in region.materialize:
             if v.aval.shape:
-                name = em.define(v, "a")
-                em.emit(f"{name} = np.empty(({''.join(d + ', ' for d in dims)}), "
-                        f"{ctor(v.aval.dtype)})")
+                em.allocate(em.define(v, "a"), v)
     # A reduction whose accumulator is carried by the innermost loop (a row sum, a full
     # sum) keeps LLVM from vectorizing that loop without reassociating the sum. With other
     # work in the region, the innermost loop is split in two: one computes the row into
@@ -171,14 +190,20 @@ def _emit_region(em, region):
                and (e.outvars[0] in local or not e.outvars[0].aval.shape)]
     loop_a = [e for e in region.eqns if e not in carried]
     exact_order_free = all(e.prim.name in ("reduce_max", "reduce_min") for e in carried)
-    split = rank >= 1 and bool(carried) and (bool(loop_a) or exact_order_free)
+    split = rank >= 1 and bool(carried) and (
+        bool(loop_a) or exact_order_free or any(_row_helper(e) for e in carried))
     buffers = {}
+    scratch = {}                # dtype -> pairwise_sum's scratch, allocated once
     if split:
         for e in carried:
             x = e.invars[0]
             if type(x) is Var and x in region.defined and x not in buffers:
                 buffers[x] = em.fresh("row")
                 em.emit(f"{buffers[x]} = np.empty(({dims[-1]},), {ctor(x.aval.dtype)})")
+            dt = e.outvars[0].aval.dtype
+            if _row_helper(e) == "sum" and dt not in scratch:
+                scratch[dt] = em.fresh("scratch")
+                em.emit(f"{scratch[dt]} = {vreduce.scratch_source(ctor(dt))}")
     base_indent = em.indent
     for k, d in enumerate(dims[:rank - 1] if split else dims):
         for line in inits[k]:
@@ -224,6 +249,14 @@ def _emit_region(em, region):
             return read(x)
         return f"{em.names[x]}[{', '.join(idx[:-1] + [j])}]"
 
+    def operand_row(x):
+        """Source of a carried reduction's whole operand row, or None (a scalar)."""
+        if x in buffers:
+            return buffers[x]
+        if type(x) is Literal or not x.aval.shape:
+            return None
+        return f"{em.names[x]}[{', '.join(idx[:-1] + [':'])}]"
+
     filled = set()
     for eqn in region.eqns:
         v = eqn.outvars[0]
@@ -253,14 +286,25 @@ def _emit_region(em, region):
     if split:                                     # the accumulating innermost loop
         if loop_a:
             em.indent -= 1
-        if exact_order_free:
-            _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, idx[-1],
+        by_row = [e for e in carried if _row_helper(e) and operand_row(e.invars[0])]
+        for eqn in by_row:
+            acc, row = accumulator(eqn), operand_row(eqn.invars[0])
+            if _row_helper(eqn) == "sum":
+                dt = eqn.outvars[0].aval.dtype
+                reduce(eqn, f"vreduce.pairwise_sum({row}, {scratch[dt]})")
+            else:
+                is_max = eqn.prim.name == "reduce_max"
+                em.emit(f"{acc} = vreduce.row_extreme({row}, {acc}, {is_max})")
+        rest = [e for e in carried if e not in by_row]
+        if rest and all(e.prim.name in ("reduce_max", "reduce_min") for e in rest):
+            _emit_unrolled_extremes(em, rest, accumulator, operand_at, reduce, idx[-1],
                                     dims[-1])
-        else:
+        elif rest:
             em.emit(f"for {idx[-1]} in range({dims[-1]}):")
             em.indent += 1
-            for eqn in carried:
+            for eqn in rest:
                 reduce(eqn, operand_at(eqn.invars[0], idx[-1]))
+            em.indent -= 1
     for level in range(rank - 1, -1, -1):        # close the loops, innermost first
         em.indent = base_indent + level
         for v, (at, acc) in local.items():
@@ -270,6 +314,20 @@ def _emit_region(em, region):
     for v in region.materialize:
         if not v.aval.shape and v not in em.names:
             em.names[v] = loop_names[v]
+
+
+def _row_helper(eqn):
+    """"sum" / "extreme" when a ``vreduce`` row helper computes this reduction exactly:
+    real floats and ints (integer sums are exact in any order; NumPy's complex sums pair
+    differently, and bools are logical reductions)."""
+    dt = eqn.outvars[0].aval.dtype
+    if dtypes.is_bool(dt) or dtypes.is_complex(dt) or eqn.invars[0].aval.dtype != dt:
+        return None
+    if eqn.prim.name == "reduce_sum":
+        return "sum"
+    if eqn.prim.name in ("reduce_max", "reduce_min") and not dtypes.is_integer(dt):
+        return "extreme"
+    return None
 
 
 def _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, i, n):
