@@ -270,3 +270,51 @@ def test_row_sums_are_numpys_pairwise_sums_bit_for_bit(dtype):
         np.testing.assert_array_equal(got[3], np.max(x * 2.0, axis=1))
         np.testing.assert_array_equal(got[4], np.min(x, axis=1))
         assert np.isnan(got[2])
+
+
+def test_large_regions_run_as_prange_chunks_with_the_engines_width():
+    """Regions of >= PARALLEL_MIN_ELEMENTS run as numba.prange loops over chunks; results
+    do not depend on the thread count (full sums combine chunk partials in order)."""
+    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.runtime import CpuEngine
+
+    def f(x, m):
+        e = tnp.exp(tnp.sin(x) * x)
+        return (tnp.sum(e), tnp.sum(e, axis=-1), tnp.max(x, axis=-1), e * 2.0,
+                tnp.sum(m * m), tnp.max(m), tnp.sum(tnp.cos(m)))
+
+    x = RNG.normal(size=(64, PARALLEL_MIN_ELEMENTS // 64 + 3))
+    m = RNG.normal(size=PARALLEL_MIN_ELEMENTS + 5)
+    m[1000] = np.nan
+    results = []
+    for threads in (1, 2):
+        fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
+        assert "numba.prange(" in fj.lower(x, m).as_text()
+        results.append(fj(x, m))
+    e = np.exp(np.sin(x) * x)
+    want = (np.sum(e), np.sum(e, axis=-1), np.max(x, axis=-1), e * 2.0, np.sum(m * m),
+            np.max(m), np.sum(np.cos(m)))
+    for one, two, ref in zip(*results, want):
+        np.testing.assert_array_equal(one, two)
+        assert_ulp_close(one, ref, ulps=64)
+
+
+def test_reductions_across_the_chunked_axis_stay_serial():
+    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    x = RNG.normal(size=(PARALLEL_MIN_ELEMENTS // 8, 8))
+    f = compiled(lambda x: tnp.sum(tnp.exp(x), axis=0))
+    assert "prange" not in f.lower(x).as_text()
+    assert_ulp_close(f(x), np.sum(np.exp(x), axis=0), ulps=64)
+
+
+def test_jit_rejects_an_engine_of_another_target():
+    from tf_numba.runtime import EngineTarget
+
+    class Other:
+        threads = 1
+
+        def target(self):
+            return EngineTarget("gpu:0", "gpu")
+
+    with pytest.raises(tf.errors.TfNumbaError, match="CPU engine"):
+        tf.jit(lambda x: x, engine=Other())

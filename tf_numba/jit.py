@@ -33,7 +33,7 @@ class Specialization:
         if args and not self.plan.ready:
             leaves, _ = pytree.flatten(args)
             self.plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x
-                           for x in leaves])
+                           for x in leaves])       # one thread is enough to compile
         self.plan.compile()
         return self
 
@@ -41,10 +41,14 @@ class Specialization:
 class Jitted:
     """The callable ``jit(f)`` returns; ``.lower(*args)`` shows the program and kernels."""
 
-    def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None):
+    def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None, engine=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.tiered = tiered
+        engine = CpuEngine() if engine is None else engine
+        if engine.target() != CpuEngine.TARGET:
+            raise TfNumbaError(f"jit runs on the CPU engine; got {engine!r}")
+        self.threads = engine.threads
         self.static_argnums = _normalize_argnums(static_argnums, None, "static_argnums")
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
@@ -59,11 +63,11 @@ class Jitted:
         if current_builder() is not None or _has_tracer(args, kwargs):
             return self.fn(*args, **kwargs)
         prepared, leaves = self._prepare(args, kwargs)
-        out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves))
+        out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves, self.threads))
         if prepared.plan.ready and not kwargs and not self.static_argnums:
             key = _fast_key(args)
             if key is not None:
-                self._fast[key] = _fast_call(prepared)
+                self._fast[key] = _fast_call(prepared, self.threads)
         return out
 
     def as_function(self):
@@ -135,15 +139,16 @@ class Jitted:
         return self._prepare(args, kwargs)[0]
 
 
-def _fast_call(prepared):
+def _fast_call(prepared, threads):
     """The leanest call of a compiled specialization: straight into the kernel when the
-    plan is one kernel with nothing to convert and the output is one array."""
+    plan is one serial kernel with nothing to convert and the output is one array."""
     plan = prepared.plan
-    if plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF:
+    if (plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF
+            and not plan.parallel):
         kernel = plan.segments[0].kernel.dispatcher
         return lambda args: kernel(*args)
     out_tree = prepared.out_tree
-    return lambda args: pytree.unflatten(out_tree, plan.run(list(args)))
+    return lambda args: pytree.unflatten(out_tree, plan.run(list(args), threads))
 
 
 def _fast_key(args):
@@ -165,16 +170,19 @@ def _has_tracer(args, kwargs):
     return any(type(x) is Tracer for x in leaves)
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=None):
     """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``.
 
     ``tiered`` (default: on unless ``TF_NUMBA_TIERED=0``): the first calls of a new
     specialization run on the NumPy interpreter while numba compiles in the background;
     ``jit(f).lower(*args).compile(*args)`` waits for the compiled kernels.
+    ``engine``: the ``CpuEngine`` whose ``threads`` large fused loops may use (default
+    ``CpuEngine()``, one thread): ``jit(f, engine=CpuEngine(threads=2))``.
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, tiered=tiered)
-    return Jitted(fn, static_argnums, static_argnames, tiered).as_function()
+                                 static_argnames=static_argnames, tiered=tiered,
+                                 engine=engine)
+    return Jitted(fn, static_argnums, static_argnames, tiered, engine).as_function()
 
 

@@ -47,6 +47,7 @@ class Emitter:
         self.names = {}
         self.dims = dims
         self.counter = 0
+        self.parallel = False       # may large top-level regions be numba.prange loops
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
 
@@ -93,11 +94,14 @@ class Emitter:
         return self.dims.expr(d)
 
 
-def generate(program, name="kernel"):
-    """(source, steps): the kernel's source text and the partition it was built from."""
+def generate(program, name="kernel", parallel=True):
+    """(source, steps): the kernel's source text and the partition it was built from.
+    ``parallel``: regions of at least ``PARALLEL_MIN_ELEMENTS`` become ``numba.prange``
+    loops over chunks (how many threads run them is the caller's engine's choice)."""
     in_names = [f"in{i}" for i in range(len(program.invars))]
     dims = DimEnv(program.in_avals, in_names)
     em = Emitter(program, dims)
+    em.parallel = parallel
     for v, n in zip(program.invars, in_names):
         em.names[v] = n
     for i, (v, _) in enumerate(program.consts):
@@ -160,6 +164,7 @@ def _emit_region(em, region):
     # those loops open and stored after they close (row sums and maxes stay in registers)
     local = {}                  # reduction outvar -> (level, accumulator name)
     inits = [[] for _ in range(rank + 1)]
+    par = _parallel_chunks(em, region, dims)
 
     # outputs: arrays for materialized loop values, accumulators for reductions
     for eqn in region.eqns:
@@ -170,6 +175,12 @@ def _emit_region(em, region):
             level = _trailing_level(eqn.params["axes"], rank)
             if not v.aval.shape:
                 em.emit(f"{name} = {init}")
+                if par:     # each chunk sums its part; the parts are combined in order
+                    acc, parts = em.fresh("acc"), em.fresh("parts")
+                    em.emit(f"{parts} = np.empty({par.count}, {ctor(v.aval.dtype)})")
+                    par.partials.append((eqn, acc, parts))
+                    local[v] = ("chunk", acc)
+                    par.inits.append(f"{acc} = {init}")
                 continue
             kept = "".join(d + ", " for k, d in enumerate(dims) if k not in eqn.params["axes"])
             if level is None:
@@ -194,28 +205,48 @@ def _emit_region(em, region):
         bool(loop_a) or exact_order_free or any(_row_helper(e) for e in carried))
     buffers = {}
     scratch = {}                # dtype -> pairwise_sum's scratch, allocated once
+    private = par.inits if par else []      # allocated per chunk when parallel
+    # a 1-D parallel region computes its one row a chunk at a time
+    row_length = par.step if par and rank == 1 else dims[-1] if rank else None
     if split:
         for e in carried:
             x = e.invars[0]
             if type(x) is Var and x in region.defined and x not in buffers:
                 buffers[x] = em.fresh("row")
-                em.emit(f"{buffers[x]} = np.empty(({dims[-1]},), {ctor(x.aval.dtype)})")
+                line = f"{buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})"
+                private.append(line) if par else em.emit(line)
             dt = e.outvars[0].aval.dtype
             if _row_helper(e) == "sum" and dt not in scratch:
                 scratch[dt] = em.fresh("scratch")
-                em.emit(f"{scratch[dt]} = {vreduce.scratch_source(ctor(dt))}")
+                line = f"{scratch[dt]} = {vreduce.scratch_source(ctor(dt))}"
+                private.append(line) if par else em.emit(line)
     base_indent = em.indent
+    if par:
+        em.emit(f"for {par.chunk} in numba.prange({par.count}):")
+        em.indent += 1
+        em.emit(f"{par.lo} = {par.chunk} * {par.step}")
+        em.emit(f"{par.hi} = min({dims[0]}, {par.lo} + {par.step})")
+        for line in par.inits:
+            em.emit(line)
+        base_indent = em.indent
+
+    def loop_range(k, d):
+        return f"range({par.lo}, {par.hi})" if par and k == 0 else f"range({d})"
+
     for k, d in enumerate(dims[:rank - 1] if split else dims):
         for line in inits[k]:
             em.emit(line)
-        em.emit(f"for {idx[k]} in range({d}):")
+        em.emit(f"for {idx[k]} in {loop_range(k, d)}:")
         em.indent += 1
     if split:
         for line in inits[rank - 1]:
             em.emit(line)
         if loop_a:
-            em.emit(f"for {idx[-1]} in range({dims[-1]}):")
+            em.emit(f"for {idx[-1]} in {loop_range(rank - 1, dims[-1])}:")
             em.indent += 1
+    # where the last index sits in a row buffer and what a whole row is
+    in_row = f"{idx[-1]} - {par.lo}" if par and rank == 1 else idx[-1] if rank else None
+    row_span = f"{par.lo}:{par.hi}" if par and rank == 1 else ":"
 
     def read(v):
         if type(v) is Literal:
@@ -252,10 +283,10 @@ def _emit_region(em, region):
     def operand_row(x):
         """Source of a carried reduction's whole operand row, or None (a scalar)."""
         if x in buffers:
-            return buffers[x]
+            return f"{buffers[x]}[:{par.hi} - {par.lo}]" if par and rank == 1 else buffers[x]
         if type(x) is Literal or not x.aval.shape:
             return None
-        return f"{em.names[x]}[{', '.join(idx[:-1] + [':'])}]"
+        return f"{em.names[x]}[{', '.join(idx[:-1] + [row_span])}]"
 
     filled = set()
     for eqn in region.eqns:
@@ -267,7 +298,7 @@ def _emit_region(em, region):
                 reduce(eqn, read(x))
             elif x in buffers and x not in filled:
                 filled.add(x)
-                em.emit(f"{buffers[x]}[{idx[-1]}] = {read(x)}")
+                em.emit(f"{buffers[x]}[{in_row}] = {read(x)}")
             continue
         if prim == "broadcast_in_dim":
             expr = _broadcast_read(em, eqn, idx)
@@ -311,9 +342,65 @@ def _emit_region(em, region):
             if at == level:
                 em.emit(f"{em.names[v]}[{', '.join(idx[:level])}] = {acc}")
     em.indent = base_indent
+    if par:
+        for eqn, acc, parts in par.partials:
+            em.emit(f"{parts}[{par.chunk}] = {acc}")
+        em.indent = base_indent - 1
+        for eqn, acc, parts in par.partials:      # in chunk order: the same bits each run
+            total = em.names[eqn.outvars[0]]
+            em.emit(f"for {par.chunk} in range({par.count}):")
+            em.emit(f"    {total} = "
+                    + _REDUCE_STEP[eqn.prim.name].format(acc=total, x=f"{parts}[{par.chunk}]"))
     for v in region.materialize:
         if not v.aval.shape and v not in em.names:
             em.names[v] = loop_names[v]
+
+
+# A prange launch costs ~10 us on numba's workqueue and a chunk should stay in L1/L2, so
+# regions below ~130k elements stay serial and chunks are ~8k elements.
+PARALLEL_MIN_ELEMENTS = 1 << 17
+_CHUNK_ELEMENTS = 1 << 13
+
+
+class _Chunks:
+    """A parallel region's outermost loop cut into ``count`` chunks of ``step`` rows: chunk
+    ``chunk`` runs rows ``lo:hi``. ``inits`` are lines each chunk runs first (its private
+    buffers and accumulators); ``partials`` the full reductions combined after the loop."""
+
+    def __init__(self, em, first_dim, step):
+        self.chunk, self.lo, self.hi = em.fresh("chunk"), em.fresh("lo"), em.fresh("hi")
+        self.step = step
+        self.count = f"(({first_dim} + {step} - 1) // {step})"
+        self.inits, self.partials = [], []
+
+
+def _parallel_chunks(em, region, dims):
+    """The chunking of a region that may run in parallel, or None (it stays serial).
+
+    Chunks of the outermost axis are independent when no reduction crosses that axis,
+    except full reductions, which each chunk computes into a partial of its own. A 1-D
+    region is cut into pieces of its only row, so its full reductions must be row helpers.
+    Only top-level regions qualify (a loop body runs many times; a prange there would
+    pay its launch every step)."""
+    space = region.space
+    if not em.parallel or em.indent != 1 or not space:
+        return None
+    if not all(type(d) is int for d in space) or int(np.prod(space)) < PARALLEL_MIN_ELEMENTS:
+        return None
+    for eqn in region.eqns:
+        v = eqn.outvars[0]
+        if eqn.prim.name in REDUCTIONS:
+            x = eqn.invars[0]
+            if not v.aval.shape:
+                if len(space) == 1 and not (_row_helper(eqn) and type(x) is Var
+                                            and x.aval.shape):
+                    return None
+            elif 0 in eqn.params["axes"]:
+                return None
+        elif not v.aval.shape and v in region.materialize:
+            return None
+    inner = int(np.prod(space[1:]))
+    return _Chunks(em, dims[0], max(1, _CHUNK_ELEMENTS // inner))
 
 
 def _row_helper(eqn):

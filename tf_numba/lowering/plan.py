@@ -5,9 +5,12 @@ Consecutive equations that can be lowered form one segment, compiled into one nu
 dtypes runs its NumPy impl between segments. In the common case the whole program is one
 kernel and ``run`` is a single call.
 """
+import contextlib
 import os
 import sys
 import threading
+
+import numba
 
 from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
@@ -140,11 +143,22 @@ class Plan:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(sub, kernel_cache))
+        # a kernel with a numba.prange region runs as wide as the caller's engine allows
+        self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
+                            for seg in self.segments)
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
                        and list(self.segments[0].program.outvars) == list(program.outvars))
 
-    def run(self, args):
+    def run(self, args, threads=1):
+        """Outputs for ``args``; parallel regions use at most ``threads`` threads (the
+        caller's ``CpuEngine.threads``)."""
+        if self.parallel:
+            with _width(threads):
+                return self._run(args)
+        return self._run(args)
+
+    def _run(self, args):
         if self.ready:
             if self.single:
                 return self.segments[0](args if self.segments[0].plain else list(args))
@@ -218,6 +232,17 @@ class Plan:
                              f"({', '.join(map(repr, seg.steps))})")
                 parts.append(seg.source)
         return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def _width(threads):
+    """numba's thread count for this thread, for the duration of one run."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _read(env, v):

@@ -22,8 +22,10 @@ class EngineTarget(tuple):
 class CpuEngine:
     """The CPU engine. ``threads`` is the width the caller allows (default: 1).
 
-    The generated kernels run on the calling thread; ``threads`` bounds numba's parallel
-    regions, set for the duration of each run.
+    Generated kernels run on the calling thread; loop nests over large iteration spaces
+    are ``numba.prange`` loops, and ``threads`` is how many threads those use, set for
+    the duration of each run (capped at numba's ``NUMBA_NUM_THREADS``). BLAS calls follow
+    the BLAS library's own setting (``OPENBLAS_NUM_THREADS``).
     """
 
     TARGET = EngineTarget("cpu:0", "cpu")

@@ -215,7 +215,7 @@ class Runtime:
         if signature != entry.last_signature:
             prepared.check(args)
             entry.last_signature = signature
-        return entry.plan.run(args)
+        return entry.plan.run(args, engines[0].threads)
 
     def warm_up(self, engines, prepared, inputs=()):
         """Run once and discard the outputs, paying first-run costs (compilation) now."""
