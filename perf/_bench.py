@@ -27,6 +27,7 @@ import tempfile
 import time
 
 TF = "tf_numba"
+TF_WIDE = "tf_numba (all cores)"   # jit(engine=CpuEngine(threads=os.cpu_count()))
 JAX_ASYNC = "jax (async)"
 JAX_SYNC = "jax (sync)"
 JAX = "jax"                     # what a script calls JAX; renamed per dispatch configuration
@@ -172,6 +173,12 @@ class Case:
     def ratio(self, tool, to):
         a, b = self.time(tool), self.time(to)
         return None if a is None or b is None else a / b
+
+
+def wide_engine():
+    """The CpuEngine a user who wants every core passes to ``jit``."""
+    from tf_numba.runtime import CpuEngine
+    return CpuEngine(threads=os.cpu_count())
 
 
 def _calibrate(fn, batch_seconds):
@@ -394,6 +401,12 @@ class Bench:
         ratios = [self.ratio_to_tf(case, t) for t in (JAX_SYNC, JAX_ASYNC)]
         ratios = [r for r in ratios if r is not None]
         return min(ratios) if ratios else None
+
+    def jax_best_vs(self, case, tool):
+        """The faster JAX configuration's ratio to ``tool`` (a tf_numba variant timed in
+        this process): JAX / tf_numba, rescaled by tf_numba / tool."""
+        best, scale = self.jax_best(case), case.ratio(TF, tool)
+        return None if best is None or scale is None else best * scale
 
     def _write_json(self, cases, summary):
         if not self.args.json:
