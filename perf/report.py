@@ -157,7 +157,7 @@ def chart_fused(data, path):
 
 
 def _status(met):
-    return {True: "met", False: "**not met**", None: "n/a"}[met]
+    return {True: "met", False: "**not met**", None: "n/a", "info": "info, not a target"}[met]
 
 
 def write_results(runs, quick, path, charts):
