@@ -78,6 +78,19 @@ def _exp(a, i, o):
     return typed(f"vmath.exp(np.float64({a[0]}))", o)
 
 
+def _vmath(name):
+    """Real ``name`` through vmath in float64 (vectorizes; numba's libm call does not; float32
+    rounds back correctly); complex via NumPy."""
+    def template(a, i, o):
+        if dtypes.is_complex(i):
+            return typed(f"np.{name}({a[0]})", o)
+        return typed(f"vmath.{name}(np.float64({a[0]}))", o)
+    return template
+
+
+_log = _vmath("log")
+
+
 def _logistic(a, i, o):
     one = literal(1, o)
     return typed(f"({one} / ({one} + vmath.exp(-np.float64({a[0]}))))", o)
@@ -85,12 +98,12 @@ def _logistic(a, i, o):
 
 TEMPLATES = {
     "neg": lambda a, i, o: typed(f"(-{a[0]})", o),
-    "exp": _exp, "exp2": _call("np.exp2"), "log": _call("np.log"),
+    "exp": _exp, "exp2": _call("np.exp2"), "log": _log,
     "log2": _call("np.log2"), "log10": _call("np.log10"), "log1p": _call("np.log1p"),
     "expm1": _call("np.expm1"), "sin": _call("np.sin"), "cos": _call("np.cos"),
     "tan": _call("np.tan"), "asin": _call("np.arcsin"), "acos": _call("np.arccos"),
     "atan": _call("np.arctan"), "sinh": _call("np.sinh"), "cosh": _call("np.cosh"),
-    "tanh": _call("np.tanh"), "asinh": _call("np.arcsinh"), "acosh": _call("np.arccosh"),
+    "tanh": _vmath("tanh"), "asinh": _call("np.arcsinh"), "acosh": _call("np.arccosh"),
     "atanh": _call("np.arctanh"), "sqrt": _call("np.sqrt"),
     "rsqrt": lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o),
     "cbrt": _call("np.cbrt"), "abs": _call("np.abs"), "sign": _call("np.sign"),
@@ -98,7 +111,7 @@ TEMPLATES = {
     "erf": _call("math.erf"), "erfc": _call("math.erfc"),
     "lgamma": _call("math.lgamma"),
     "xlogy": lambda a, i, o: typed(f"({literal(0, o)} if ({a[0]} == 0 and not np.isnan({a[1]}))"
-                                   f" else {a[0]} * np.log({a[1]}))", o),
+                                   f" else {a[0]} * {_log([a[1]], i, i)})", o),
     "xlog1py": lambda a, i, o: typed(f"({literal(0, o)} if ({a[0]} == 0 and not "
                                      f"np.isnan({a[1]})) else {a[0]} * np.log1p({a[1]}))", o),
     "logistic": _logistic,
