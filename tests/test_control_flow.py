@@ -331,3 +331,119 @@ def test_jacobians_through_loops_agree_and_a_vjp_replays_the_recorded_tape():
                                rtol=1e-9)
     _, pullback = tf.vjp(newton_sqrt, 4.0)
     assert float(pullback(2.0)[0]) == pytest.approx(0.5, rel=1e-9)
+
+
+def _loop_lines(source):
+    """The lines of the first loop over iterations in a kernel's source."""
+    lines = source.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.lstrip().startswith("for it"))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for line in lines[start + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        body.append(line)
+    return body
+
+
+def test_jit_loop_iterations_allocate_no_arrays():
+    """Stacks, concatenations, contractions and carries of a loop body are written into
+    arrays allocated once before the loop (RK4 on the Lorenz system, as in loop_bench)."""
+    def lorenz(y):
+        return tnp.stack([10.0 * (y[1] - y[0]), y[0] * (28.0 - y[2]) - y[1],
+                          y[0] * y[1] - 8.0 / 3.0 * y[2]])
+
+    def rk4(y0, m):
+        def step(i, y):
+            k1 = lorenz(y)
+            k2 = lorenz(y + 0.005 * k1)
+            k3 = lorenz(y + 0.005 * k2)
+            k4 = lorenz(y + 0.01 * k3)
+            return m @ (y + (0.01 / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
+        return lax.fori_loop(0, 50, step, y0)
+
+    y0, m = np.array([1.0, 1.0, 1.0]), np.eye(3) + 0.01 * RNG.normal(size=(3, 3))
+    f = tf.jit(rk4, tiered=False)
+    np.testing.assert_allclose(f(y0, m), rk4(y0, m), rtol=1e-12)
+    body = "\n".join(_loop_lines(f.lower(y0, m).as_text()))
+    for allocation in ("np.empty", "np.full", "np.concatenate", ".copy()"):
+        assert allocation not in body
+
+
+def test_jit_array_carries_that_swap_view_or_repeat_each_other():
+    """Carries are written into their own buffers whatever the body returns: another
+    carry, a view of one (reversed, sliced), a view of a body array, an input row, a
+    value also stacked (twice), or the carry itself."""
+    def body(carry, x):
+        a, b, c, d, e, f = carry
+        new = tnp.tanh(a * 0.5 + x)
+        cat = tnp.concatenate([d, new])
+        return (b, a + new, c[::-1], cat[1:4], x, f), (new, new, c, cat)
+
+    def run(a, b, c, d, f, xs):
+        return lax.scan(body, (a, b, c, d, xs[0], f), xs)
+
+    args = tuple(RNG.normal(size=(3,)) for _ in range(5)) + (RNG.normal(size=(7, 3)),)
+    got, want = tf.jit(run, tiered=False)(*args), run(*args)
+    for g, w in zip(_leaves(got), _leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _leaves(t)]
+    return [np.asarray(tree)]
+
+
+def test_jit_nested_loops_reuse_their_buffers_correctly():
+    """An inner loop's arrays are allocated before the outer loop: its results must still
+    be right when they become the outer carry and the outer stacked output, and when the
+    outer loop runs zero times."""
+    def outer(carry, x):
+        def inner(i, h):
+            return tnp.tanh(h[::-1] * 0.9 + x)
+        h = lax.fori_loop(0, 4, inner, carry)
+        return h + 1.0, tnp.concatenate([h, carry])
+
+    def run(h0, xs):
+        return lax.scan(outer, h0, xs)
+
+    h0 = RNG.normal(size=3)
+    f = tf.jit(run, tiered=False)
+    for xs in (RNG.normal(size=(5, 3)), np.zeros((0, 3))):
+        for g, w in zip(_leaves(f(h0, xs)), _leaves(run(h0, xs))):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_jit_while_loop_array_carries():
+    def run(v, w):
+        def cond(c):
+            return tnp.sum(c[1] * c[1]) < 50.0
+        def body(c):
+            k, v = c
+            return k + 1, w @ v + v[::-1]
+        return lax.while_loop(cond, body, (0, v))
+
+    v, w = RNG.normal(size=4) * 0.1, np.eye(4) * 0.5 + 0.1
+    for g, want in zip(tf.jit(run, tiered=False)(v, w), run(v, w)):
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_jit_small_matrix_vector_products_as_loops(dtype):
+    """Matrix-vector products up to 128 x 128 run as loops (no BLAS call), in every
+    orientation and for sizes that are not multiples of the four rows unrolled."""
+    def products(a, b, x, y):
+        return a @ x, x @ b, a.T @ y, y @ a, x @ x, b @ y
+
+    rng = np.random.default_rng(1)
+    for m, k in ((7, 5), (64, 16), (1, 3)):
+        a, b = (rng.normal(size=s).astype(dtype) for s in ((m, k), (k, m)))
+        x, y = rng.normal(size=k).astype(dtype), rng.normal(size=m).astype(dtype)
+        f = tf.jit(products, tiered=False)
+        for got, want in zip(f(a, b, x, y), products(a, b, x, y)):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+        assert "np.dot" not in f.lower(a, b, x, y).as_text()
+    big = rng.normal(size=(200, 100)).astype(dtype)
+    assert "np.dot" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()

@@ -69,23 +69,23 @@ class Emitter:
         self.names[v] = name
         return name
 
-    def allocate(self, name, v):
-        """``name = `` a new array for ``v``, which its step then fills completely.
+    def allocate(self, name, v, shape):
+        """``name = `` a new array for ``v`` (``shape``: source of its shape here), which its
+        step then fills completely.
 
-        Inside a loop the array is allocated once, before the outermost loop, and reused by
-        every iteration: the loop rules copy whatever outlives an iteration (``control``).
-        A value with a ``destinations`` entry (a loop's output row or carry buffer) is
-        written straight there.
+        Inside a loop the array is allocated once, before the outermost loop, and every
+        iteration reuses it: the loop rules copy whatever outlives an iteration
+        (``control``). A value with a ``destinations`` entry (a loop's output row or next
+        carry) is written straight there.
         """
         slot = self.destinations.pop(v, None)
         if slot is not None:
             self.emit(f"{name} = {slot}")
-            return
-        line = f"{name} = np.empty({self.shape(v.aval.shape)}, {ctor(v.aval.dtype)})"
-        if self.hoisted is None:
-            self.emit(line)
+        elif self.hoisted is not None and self.dims.writable(v.aval.shape):
+            self.hoisted.append(f"{name} = np.empty({self.shape(v.aval.shape)}, "
+                                f"{ctor(v.aval.dtype)})")
         else:
-            self.hoisted.append(line)
+            self.emit(f"{name} = np.empty({shape}, {ctor(v.aval.dtype)})")
 
     def shape(self, shape):
         return self.dims.shape(shape)
@@ -186,13 +186,13 @@ def _emit_region(em, region):
             if level is None:
                 em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
             else:
-                em.allocate(name, v)
+                em.allocate(name, v, f"({kept})")
                 acc = em.fresh("acc")
                 local[v] = (level, acc)
                 inits[level].append(f"{acc} = {init}")
         elif v in region.materialize:
             if v.aval.shape:
-                em.allocate(em.define(v, "a"), v)
+                em.allocate(em.define(v, "a"), v, f"({''.join(d + ', ' for d in dims)})")
     # A reduction whose accumulator is carried by the innermost loop (a row sum, a full
     # sum) keeps LLVM from vectorizing that loop without reassociating the sum. With other
     # work in the region, the innermost loop is split in two: one computes the row into

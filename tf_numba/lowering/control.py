@@ -2,10 +2,18 @@
 source, with the body program's equations inlined by the same code generator.
 
 So a ``scan`` of 1,000 steps under ``jit`` is one kernel call with a Python-level ``for``
-loop that numba compiles, not 1,000 kernel calls. A carry is a local variable rebound at
-the end of each iteration; stacked outputs are preallocated and filled per iteration. A
-recording ``while_loop`` (reverse mode) grows its tape buffers by doubling.
+loop that numba compiles, not 1,000 kernel calls. An iteration allocates nothing: the
+arrays of the body's values are allocated once, before the outermost loop
+(``Emitter.allocate``), and reused by every iteration, so a value that outlives its
+iteration is copied out of them or written elsewhere from the start. A stacked output is
+written straight into its row of the preallocated stack. An array carry alternates
+between two buffers allocated before the loop: the body writes the next carry into the
+one the current carry is not in. A recording ``while_loop`` (reverse mode) grows its tape
+buffers by doubling.
 """
+import contextlib
+
+from ..core.ir import Var
 from ..core.primitive import register
 from ..ops import control
 from . import library
@@ -41,6 +49,14 @@ def _store(em, buf, row, value, rank):
     em.emit("    " * rank + f"{buf}[{row}, {', '.join(idx)}] = {value}[{', '.join(idx)}]")
 
 
+def _copy_into(em, target, value, rank):
+    """``target[...] = value`` as explicit loops."""
+    idx = [em.fresh("j") for _ in range(rank)]
+    for k in range(rank):
+        em.emit("    " * k + f"for {idx[k]} in range({value}.shape[{k}]):")
+    em.emit("    " * rank + f"{target}[{', '.join(idx)}] = {value}[{', '.join(idx)}]")
+
+
 def _buffer(em, length, aval):
     name = em.fresh("buf")
     dims = "".join(em.dim(d) + ", " for d in aval.shape)
@@ -48,7 +64,71 @@ def _buffer(em, length, aval):
     return name
 
 
+@contextlib.contextmanager
+def _hoisting(em):
+    """Allocations made while the outermost loop is emitted go just before that loop."""
+    if em.hoisted is not None:
+        yield
+        return
+    at, indent = len(em.lines), em.indent
+    em.hoisted = []
+    yield
+    lines, em.hoisted = em.hoisted, None
+    em.lines[at:at] = ["    " * indent + line for line in lines]
+
+
+class _Carries:
+    """Where the array carries of a loop go at the end of an iteration.
+
+    A body result that is loop-invariant (a const, a row of ``xs``), the carry itself, or
+    in a row of a stacked output (``rows``) stays where it is. Any other is written into
+    (or else copied to) the carry's next buffer, since the body's own arrays are reused by
+    the next iteration; the next and spare buffers swap after every iteration.
+    """
+
+    def __init__(self, em, carry_vars, results, stays, rows):
+        self.em, self.rows = em, rows
+        self.moved = {}         # carry index -> (next, spare, writes itself there) or None
+        for k, (v, r) in enumerate(zip(carry_vars, results)):
+            if not v.aval.shape or r is v or r in stays or r in rows:
+                continue
+            if not em.dims.writable(v.aval.shape):
+                self.moved[k] = None
+                continue
+            nxt = em.fresh("next")
+            owns = type(r) is Var and r not in em.destinations
+            if owns:
+                em.destinations[r] = nxt
+            self.moved[k] = (nxt, em.fresh("spare"), owns)
+
+    def end_iteration(self, carry, results):
+        em, sources, swaps = self.em, [], []
+        for k, r in enumerate(results):
+            if k not in self.moved:
+                sources.append(self.rows[r] if r in self.rows else em.name(r))
+                continue
+            if self.moved[k] is None:       # a shape only the kernel knows: a fresh copy
+                sources.append(f"{em.name(r)}.copy()")
+                continue
+            nxt, spare, owns = self.moved[k]
+            if not owns or em.destinations.pop(r, None) is not None:
+                _copy_into(em, nxt, em.name(r), len(r.aval.shape))
+            for name in (nxt, spare):
+                em.hoisted.append(f"{name} = np.empty({em.shape(r.aval.shape)}, "
+                                  f"{ctor(r.aval.dtype)})")
+            sources.append(nxt)
+            swaps.append((nxt, spare))
+        _rebind(em, carry, sources)
+        for nxt, spare in swaps:
+            _rebind(em, [nxt, spare], [spare, nxt])
+
+
 def _scan(em, ins, outs, eqn):
+    with _hoisting(em):
+        _emit_scan(em, ins, outs, eqn)
+
+
+def _emit_scan(em, ins, outs, eqn):
     p = eqn.params
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
@@ -58,7 +138,14 @@ def _scan(em, ins, outs, eqn):
     length = p["length"]
     em.emit(f"{n} = {xs[0]}.shape[0]" if xs else f"{n} = {em.dim(length)}")
     y_avals = body.out_avals[nk:]
-    bufs = [_buffer(em, n, a) for a in y_avals]
+    bufs = []
+    for k, (a, v) in enumerate(zip(y_avals, eqn.outvars[nk:])):
+        slot = em.destinations.pop(v, None)
+        if slot is None:
+            bufs.append(_buffer(em, n, a))
+        else:
+            bufs.append(em.fresh("buf"))
+            em.emit(f"{bufs[-1]} = {slot}")
     it, i = em.fresh("it"), em.fresh("i")
     em.emit(f"for {it} in range({n}):")
     em.indent += 1
@@ -69,16 +156,33 @@ def _scan(em, ins, outs, eqn):
         em.emit(f"{name} = {x}[{i}]")
         x_names.append(name)
     _bind(em, body.invars, list(consts) + carry + x_names)
+    results = body.outvars
+    # a stacked output is written into its row; then a carry equal to it may stay there
+    rows, written = {}, set()           # value -> its row; stacked outputs written there
+    for k, (buf, y) in enumerate(zip(bufs, results[nk:])):
+        if type(y) is Var and y.aval.shape and y not in body.invars and y not in rows:
+            rows[y] = em.destinations[y] = f"{buf}[{i}]"
+            written.add(k)
+    stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
+    carries = _Carries(em, body.invars[nc:nc + nk], results[:nk], stays, rows)
     emit_program(em, body)
-    results = [em.name(v) for v in body.outvars]
-    for buf, y, a in zip(bufs, results[nk:], y_avals):
-        _store(em, buf, i, y, len(a.shape))
-    _rebind(em, carry, results[:nk])
+    for k, y in enumerate(results[nk:]):
+        if k in written and em.destinations.pop(y, None) is not None:
+            written.discard(k)
+    for k, (buf, y, a) in enumerate(zip(bufs, results[nk:], y_avals)):
+        if k not in written:
+            _store(em, buf, i, em.name(y), len(a.shape))
+    carries.end_iteration(carry, results[:nk])
     em.indent -= 1
     _rebind(em, outs, carry + bufs)
 
 
 def _while(em, ins, outs, eqn):
+    with _hoisting(em):
+        _emit_while(em, ins, outs, eqn)
+
+
+def _emit_while(em, ins, outs, eqn):
     p = eqn.params
     cond, body = p["cond"], p["body"]
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
@@ -122,8 +226,9 @@ def _while(em, ins, outs, eqn):
             _store(em, tape, count, c, len(a.shape))
         em.emit(f"{count} += 1")
     _bind(em, body.invars, list(bc) + carry)
+    carries = _Carries(em, body.invars[nbc:], body.outvars, set(body.invars[:nbc]), {})
     emit_program(em, body)
-    _rebind(em, carry, [em.name(v) for v in body.outvars])
+    carries.end_iteration(carry, body.outvars)
     em.indent -= 1
     if record:
         _rebind(em, outs, carry + [f"{active}[:{count}]"] + [f"{t}[:{count}]" for t in tapes])

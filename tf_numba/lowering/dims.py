@@ -57,6 +57,12 @@ class DimEnv:
             terms.append(" * ".join(factors))
         return "(" + " + ".join(terms) + ")"
 
+    def writable(self, shape):
+        """Can every dim of ``shape`` be written from the inputs (a symbol only a value
+        computed inside the kernel carries, such as a while loop's trip count, cannot)?"""
+        return all(not isinstance(d, Sym) or d in self.exact
+                   or all(a in self.atoms for m, _ in d.terms for a in m) for d in shape)
+
     def shape(self, shape):
         """Source of a shape tuple."""
         if not shape:

@@ -8,6 +8,7 @@ NumPy impl between compiled segments instead.
 from ..core import dtypes
 from ..core.primitive import register
 from ..ops import contraction, indexing, layout, reductions, sorting
+from . import loops
 from .scalar_exprs import ctor
 
 
@@ -61,11 +62,20 @@ def assign_window(em, target, value, rank, starts, steps=None):
     em.emit("    " * rank + f"{target}[{', '.join(where)}] = {value}[{', '.join(idx)}]")
 
 
+def fill(em, target, value, rank):
+    """Loop lines ``target[...] = value`` (a scalar)."""
+    idx = [em.fresh("j") for _ in range(rank)]
+    for k in range(rank):
+        em.emit("    " * k + f"for {idx[k]} in range({target}.shape[{k}]):")
+    em.emit("    " * rank + f"{target}[{', '.join(idx)}] = {value}")
+
+
 def _reshape(em, ins, outs, eqn):
     x, (out,) = ins[0], outs
     new = eqn.outvars[0].aval.shape
     if not eqn.invars[0].aval.shape:
-        em.emit(f"{out} = np.full({em.shape(new)}, {x})")
+        em.allocate(out, eqn.outvars[0], em.shape(new))
+        fill(em, out, x, len(new))
     elif not new:   # every dim is 1: read the element (no copy, any layout)
         em.emit(f"{out} = {x}[{', '.join('0' * len(eqn.invars[0].aval.shape))}]")
     else:
@@ -117,7 +127,14 @@ def _pad(em, ins, outs, eqn):
 
 
 def _concatenate(em, ins, outs, eqn):
-    em.emit(f"{outs[0]} = np.concatenate(({', '.join(ins)},), axis={eqn.params['dimension']})")
+    axis, rank = eqn.params["dimension"], len(eqn.outvars[0].aval.shape)
+    total = " + ".join(f"{x}.shape[{axis}]" for x in ins)
+    shape = "".join((total if k == axis else f"{ins[0]}.shape[{k}]") + ", " for k in range(rank))
+    em.allocate(outs[0], eqn.outvars[0], f"({shape})")
+    start = "0"
+    for x in ins:
+        assign_window(em, outs[0], x, rank, [start if k == axis else "0" for k in range(rank)])
+        start = f"{start} + {x}.shape[{axis}]" if start != "0" else f"{x}.shape[{axis}]"
 
 
 def _iota(em, ins, outs, eqn):
@@ -147,33 +164,66 @@ def _dot_operand(em, src, aval, groups):
 
 
 def _dot_general(em, ins, outs, eqn):
+    form = _matvec_form(eqn)
+    if form is not None:
+        _matvec(em, ins, outs, eqn, *form)
+        return
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     a, b = ins
     la, ra = eqn.invars[0].aval, eqn.invars[1].aval
     lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
     rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
-    dt = ctor(eqn.outvars[0].aval.dtype)
     lhs, l3 = _dot_operand(em, a, la, (lb, lf, lc))
     rhs, r3 = _dot_operand(em, b, ra, (rb, rc, rf))
-    prod = em.fresh("prod")
     rows = f"{lhs}.shape[1]" if l3 else f"{lhs}.shape[0]"
     cols = f"{rhs}.shape[2]" if r3 else f"{rhs}.shape[1]"
+    # the output dims are read off the operands, so the source holds for any lengths
+    dims = ([f"{a}.shape[{i}]" for i in lb] + [f"{a}.shape[{i}]" for i in lf]
+            + [f"{b}.shape[{j}]" for j in rf])
+    prod = em.fresh("prod")
+    if dims:
+        em.allocate(outs[0], eqn.outvars[0], f"({''.join(d + ', ' for d in dims)})")
+        batch = f"{lhs}.shape[0], " if lb else ""
+        em.emit(f"{prod} = {outs[0]}.reshape(({batch}{rows}, {cols}))")
+    else:
+        em.emit(f"{prod} = np.empty(({rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
     if lb:
-        em.emit(f"{prod} = np.empty(({lhs}.shape[0], {rows}, {cols}), {dt})")
         em.emit(f"for bi in range({lhs}.shape[0]):")
         em.emit(f"    np.dot({lhs}[bi], {rhs}[bi], {prod}[bi])")
     else:
         lhs2 = f"{lhs}[0]" if l3 else lhs
         rhs2 = f"{rhs}[0]" if r3 else rhs
-        em.emit(f"{prod} = np.empty(({rows}, {cols}), {dt})")
         em.emit(f"np.dot({lhs2}, {rhs2}, {prod})")
-    # the output dims are read off the operands, so the source holds for any lengths
-    dims = ([f"{a}.shape[{i}]" for i in lb] + [f"{a}.shape[{i}]" for i in lf]
-            + [f"{b}.shape[{j}]" for j in rf])
-    if dims:
-        em.emit(f"{outs[0]} = {prod}.reshape(({''.join(d + ', ' for d in dims)}))")
-    else:
-        em.emit(f"{outs[0]} = {prod}.reshape(-1)[0]")
+    if not dims:
+        em.emit(f"{outs[0]} = {prod}[0, 0]")
+
+
+def _matvec_form(eqn):
+    """``(m, axis)`` when the contraction is matrix operand ``m`` (contracted on ``axis``)
+    times a vector, ``(None, None)`` when it is vector times vector, small enough to run
+    as loops (``loops.matvec``, ``loops.dot``) rather than BLAS; else None. The sizes
+    must be concrete: another size gets other source."""
+    (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
+    shapes = [v.aval.shape for v in eqn.invars]
+    if lb or len(lc) != 1 or not all(type(d) is int for s in shapes for d in s):
+        return None
+    ranks = [len(s) for s in shapes]
+    if ranks == [1, 1]:
+        return None, None
+    for m, contracted in ((0, lc), (1, rc)):
+        if (ranks[m] == 2 and ranks[1 - m] == 1
+                and shapes[m][0] * shapes[m][1] <= loops.MATVEC_MAX_ELEMENTS):
+            return m, contracted[0]
+    return None
+
+
+def _matvec(em, ins, outs, eqn, m, axis):
+    if m is None:
+        em.emit(f"{outs[0]} = loops.dot({ins[0]}, {ins[1]})")
+        return
+    matrix = ins[m] if axis == 1 else f"{ins[m]}.T"
+    em.allocate(outs[0], eqn.outvars[0], f"({matrix}.shape[0],)")
+    em.emit(f"loops.matvec({matrix}, {ins[1 - m]}, {outs[0]})")
 
 
 def _blas_dtype(eqn):

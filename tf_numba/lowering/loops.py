@@ -8,6 +8,9 @@ import numba
 import numpy as np
 
 _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+# sums of products in any order (as BLAS sums them): LLVM then vectorizes the reductions
+_jit_reassociating = numba.njit(cache=True, error_model="numpy", nogil=True,
+                                fastmath={"reassoc", "contract"})
 
 CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
@@ -133,3 +136,53 @@ def sort_order(keys):
         sub = np.argsort(keys[k][order], kind="mergesort")
         order = order[sub]
     return order
+
+
+MATVEC_MAX_ELEMENTS = 128 * 128
+
+
+@_jit_reassociating
+def matvec(a, x, out):
+    """``out = a @ x`` for a matrix of at most ``MATVEC_MAX_ELEMENTS``, where BLAS gemv
+    costs more than its work: ~100 ns of call overhead, then slower than these loops up
+    to 128 x 128 on one thread. Row-contiguous ``a``: four rows' dot products at a time;
+    column-contiguous (a ``.T`` view): four columns' multiples added at a time."""
+    m, k = a.shape
+    zero = out.dtype.type(0)
+    if k > 1 and a.strides[0] == a.itemsize and a.strides[1] != a.itemsize:
+        for i in range(m):
+            out[i] = zero
+        stop = k - k % 4
+        for j in range(0, stop, 4):
+            x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
+            for i in range(m):
+                out[i] += a[i, j] * x0 + a[i, j + 1] * x1 + a[i, j + 2] * x2 + a[i, j + 3] * x3
+        for j in range(stop, k):
+            xj = x[j]
+            for i in range(m):
+                out[i] += a[i, j] * xj
+        return
+    stop = m - m % 4
+    for i in range(0, stop, 4):
+        s0, s1, s2, s3 = zero, zero, zero, zero
+        for j in range(k):
+            xj = x[j]
+            s0 += a[i, j] * xj
+            s1 += a[i + 1, j] * xj
+            s2 += a[i + 2, j] * xj
+            s3 += a[i + 3, j] * xj
+        out[i], out[i + 1], out[i + 2], out[i + 3] = s0, s1, s2, s3
+    for i in range(stop, m):
+        s = zero
+        for j in range(k):
+            s += a[i, j] * x[j]
+        out[i] = s
+
+
+@_jit_reassociating
+def dot(x, y):
+    """``x @ y`` of two vectors (summed in any order, as BLAS does)."""
+    s = x.dtype.type(0)
+    for j in range(x.shape[0]):
+        s += x[j] * y[j]
+    return s
