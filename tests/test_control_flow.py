@@ -447,3 +447,27 @@ def test_jit_small_matrix_vector_products_as_loops(dtype):
         assert "np.dot" not in f.lower(a, b, x, y).as_text()
     big = rng.normal(size=(200, 100)).astype(dtype)
     assert "np.dot" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
+
+
+def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
+    """Regions over at most 16 elements inside a loop are written element by element, and
+    slices, reshapes and concatenations of them read those scalars: broadcasts of a row, a
+    column and a scalar, a strided slice, a 2-D concatenation, int and bool values."""
+    def step(carry, x):
+        m, v, k = carry
+        rot = m * tnp.cos(x) + v[:, None] * v[None, :] * 0.1 - 0.01
+        w = tnp.concatenate([rot, v.reshape(2, 1), (k * 2)[None, :].reshape(2, 1) * 1.0],
+                            axis=1)
+        v2 = (w[:, ::2] @ np.ones(2)) * 0.1 + w[::-1, 3]
+        k2 = tnp.where(v2 > 0, k + 1, k - 1)
+        return (rot, v2, k2), (w, v2 > 0)
+
+    def run(m, v, k, xs):
+        return lax.scan(step, (m, v, k), xs)
+
+    args = (RNG.normal(size=(2, 2)), RNG.normal(size=2), np.array([1, 2]), RNG.normal(size=5))
+    f = tf.jit(run, tiered=False)
+    for g, w in zip(_leaves(f(*args)), _leaves(run(*args))):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert "for i0" not in "\n".join(_loop_lines(f.lower(*args).as_text()))

@@ -11,6 +11,7 @@ from ..core import dtypes
 from ..core.ir import Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
+from . import unrolled
 from .dims import DimEnv
 from .partition import REDUCTIONS, FusedRegion, is_outer_product, partition
 from . import vreduce
@@ -50,6 +51,7 @@ class Emitter:
         self.parallel = False       # may large top-level regions be numba.prange loops
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
+        self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
 
     def emit(self, line):
         self.lines.append("    " * self.indent + line)
@@ -123,7 +125,8 @@ def emit_program(em, program):
     steps = partition(program)
     for step in steps:
         if type(step) is FusedRegion:
-            _emit_region(em, step)
+            if not unrolled.emit_region(em, step):
+                _emit_region(em, step)
         else:
             eqn = step.eqn
             lower = RULES["lower"].get(eqn.prim)

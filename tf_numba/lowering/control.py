@@ -16,7 +16,7 @@ import contextlib
 from ..core.ir import Var
 from ..core.primitive import register
 from ..ops import control
-from . import library
+from . import library, unrolled
 from .codegen import emit_program
 from .scalar_exprs import ctor
 
@@ -156,6 +156,8 @@ def _emit_scan(em, ins, outs, eqn):
         em.emit(f"{name} = {x}[{i}]")
         x_names.append(name)
     _bind(em, body.invars, list(consts) + carry + x_names)
+    for v in body.invars[nc:]:
+        unrolled.load_elements(em, v)
     results = body.outvars
     # a stacked output is written into its row; then a carry equal to it may stay there
     rows, written = {}, set()           # value -> its row; stacked outputs written there
@@ -226,6 +228,8 @@ def _emit_while(em, ins, outs, eqn):
             _store(em, tape, count, c, len(a.shape))
         em.emit(f"{count} += 1")
     _bind(em, body.invars, list(bc) + carry)
+    for v in body.invars[nbc:]:
+        unrolled.load_elements(em, v)
     carries = _Carries(em, body.invars[nbc:], body.outvars, set(body.invars[:nbc]), {})
     emit_program(em, body)
     carries.end_iteration(carry, body.outvars)

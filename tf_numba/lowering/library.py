@@ -5,10 +5,12 @@ A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the o
 equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
 NumPy impl between compiled segments instead.
 """
+import math
+
 from ..core import dtypes
 from ..core.primitive import register
 from ..ops import contraction, indexing, layout, reductions, sorting
-from . import loops
+from . import loops, unrolled
 from .scalar_exprs import ctor
 
 
@@ -73,11 +75,17 @@ def fill(em, target, value, rank):
 def _reshape(em, ins, outs, eqn):
     x, (out,) = ins[0], outs
     new = eqn.outvars[0].aval.shape
+    known = em.elements.get(eqn.invars[0])     # C order: a reshape keeps it
     if not eqn.invars[0].aval.shape:
         em.allocate(out, eqn.outvars[0], em.shape(new))
         fill(em, out, x, len(new))
+        em.elements[eqn.outvars[0]] = [x]
     elif not new:   # every dim is 1: read the element (no copy, any layout)
-        em.emit(f"{out} = {x}[{', '.join('0' * len(eqn.invars[0].aval.shape))}]")
+        em.emit(f"{out} = {known[0] if known else x}"
+                f"{'' if known else _index_text(['0'] * len(eqn.invars[0].aval.shape))}")
+    elif known and em.hoisted is not None:     # no copy of a strided view per iteration
+        em.allocate(out, eqn.outvars[0], em.shape(new))
+        unrolled.store_elements(em, out, eqn.outvars[0], known)
     else:
         em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
 
@@ -99,6 +107,12 @@ def _rev(em, ins, outs, eqn):
     rank = len(eqn.invars[0].aval.shape)
     parts = ["::-1" if d in dims else ":" for d in range(rank)]
     em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
+    x, out = eqn.invars[0], eqn.outvars[0]
+    if x in em.elements:
+        em.elements[out] = [
+            unrolled.element(em, x, [n - 1 - j if d in dims else j
+                                     for d, (n, j) in enumerate(zip(x.aval.shape, position))])
+            for position in unrolled.positions(x.aval.shape)]
 
 
 def _slice(em, ins, outs, eqn):
@@ -106,6 +120,12 @@ def _slice(em, ins, outs, eqn):
     parts = [f"{em.dim(s)}:{em.dim(l)}:{st}" for s, l, st in
              zip(p["start_indices"], p["limit_indices"], p["strides"])]
     em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
+    x, out = eqn.invars[0], eqn.outvars[0]
+    if x in em.elements and unrolled.tiny(out.aval.shape):
+        em.elements[out] = [
+            unrolled.element(em, x, [s + st * j for s, st, j in
+                                     zip(p["start_indices"], p["strides"], position)])
+            for position in unrolled.positions(out.aval.shape)]
 
 
 def _pad(em, ins, outs, eqn):
@@ -131,10 +151,22 @@ def _concatenate(em, ins, outs, eqn):
     total = " + ".join(f"{x}.shape[{axis}]" for x in ins)
     shape = "".join((total if k == axis else f"{ins[0]}.shape[{k}]") + ", " for k in range(rank))
     em.allocate(outs[0], eqn.outvars[0], f"({shape})")
+    if all(v in em.elements for v in eqn.invars):
+        parts = [_split_elements(em.elements[v], v.aval.shape, axis) for v in eqn.invars]
+        names = [name for chunks in zip(*parts) for chunk in chunks for name in chunk]
+        unrolled.store_elements(em, outs[0], eqn.outvars[0], names)
+        return
     start = "0"
     for x in ins:
         assign_window(em, outs[0], x, rank, [start if k == axis else "0" for k in range(rank)])
         start = f"{start} + {x}.shape[{axis}]" if start != "0" else f"{x}.shape[{axis}]"
+
+
+def _split_elements(names, shape, axis):
+    """C-ordered ``names`` of an array of ``shape`` as the runs that a concatenation along
+    ``axis`` interleaves: one run per index of the axes before ``axis``."""
+    run = math.prod(shape[axis:])
+    return [names[k:k + run] for k in range(0, len(names), run)]
 
 
 def _iota(em, ins, outs, eqn):
