@@ -185,3 +185,26 @@ def test_loop_vectorizes(loop, monkeypatch):
     # generated kernels compile with LLVM's SLP vectorizer on (kernel_cache)
     monkeypatch.setattr(numba.core.config, "SLP_VECTORIZE", 1)
     assert _vectorized(numba.njit(error_model="numpy")(loop.py_func))
+
+
+@numba.njit(error_model="numpy")
+def _exp32_loop(x, out):
+    for i in range(x.size):
+        out[i] = vmath.exp32(x[i])
+
+
+def test_exp32_within_one_ulp_of_the_correctly_rounded_float32():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-104.0, 88.8, 1_000_000), rng.uniform(-1, 1, 200_000),
+                        rng.uniform(-1e-3, 1e-3, 10_000),
+                        [88.72283, 88.7229, -87.3, -100.0, -103.9, -104.0]]).astype(np.float32)
+    with np.errstate(over="ignore"):
+        correctly_rounded = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert _ulps_apart(_apply(_exp32_loop, x), correctly_rounded).max() <= 1
+
+
+def test_exp32_specials_exact():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 89.0, -105.0], np.float32)
+    got = _apply(_exp32_loop, x)
+    np.testing.assert_array_equal(got, [np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, 0.0])
+    assert got.dtype == np.float32

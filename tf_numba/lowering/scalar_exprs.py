@@ -71,29 +71,29 @@ def _convert(a, i, o):
     return typed(x, o)
 
 
-def _exp(a, i, o):
-    """Real exp through vmath (vectorizes; numba's libm exp does not); complex via NumPy."""
-    if dtypes.is_complex(i):
-        return typed(f"np.exp({a[0]})", o)
-    return typed(f"vmath.exp(np.float64({a[0]}))", o)
+# vmath functions that also have a float32-lane version (twice the lanes of float64)
+_FLOAT32_LANES = {"exp": "exp32"}
 
 
 def _vmath(name):
-    """Real ``name`` through vmath in float64 (vectorizes; numba's libm call does not; float32
-    rounds back correctly); complex via NumPy."""
+    """Real ``name`` through vmath (vectorizes; numba's libm call does not): in float32
+    lanes where vmath has them, else in float64 (float32 rounds back correctly); complex
+    via NumPy."""
     def template(a, i, o):
         if dtypes.is_complex(i):
             return typed(f"np.{name}({a[0]})", o)
+        if i == dtypes.float32 and name in _FLOAT32_LANES:
+            return typed(f"vmath.{_FLOAT32_LANES[name]}({a[0]})", o)
         return typed(f"vmath.{name}(np.float64({a[0]}))", o)
     return template
 
 
-_log = _vmath("log")
+_exp, _log = _vmath("exp"), _vmath("log")
 
 
 def _logistic(a, i, o):
     one = literal(1, o)
-    return typed(f"({one} / ({one} + vmath.exp(-np.float64({a[0]}))))", o)
+    return typed(f"({one} / ({one} + {_exp([f'(-{a[0]})'], i, i)}))", o)
 
 
 TEMPLATES = {
