@@ -2,6 +2,8 @@
 values against plain Python, derivatives against central finite differences (first and
 second order), vmap against a loop of calls, and the same under jit with the loop inside
 the kernel."""
+import re
+
 import numpy as np
 import pytest
 
@@ -471,3 +473,43 @@ def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-12)
     assert "for i0" not in "\n".join(_loop_lines(f.lower(*args).as_text()))
+
+
+def test_jit_accumulator_carries_update_in_place_and_leave_inputs_alone():
+    """``g = g + ...`` with no other reader of ``g`` overwrites the carry, which starts as
+    a copy of its initial value (an input here, unchanged after the call). Carries read
+    again after their update, by a reduction, or by another region go through buffers."""
+    def body(carry, x):
+        g, h, s, t = carry
+        g = g + x[:, None] * x[None, :]                    # in place
+        h2 = h * 0.5 + x                                   # h also read after: buffers
+        s2 = s + tnp.sum(s) * 0.01 + x                     # read by a reduction too
+        t2 = t * 2.0 - x
+        return (g, h2 + h, s2, t2), t * 1.0                # t stacked: not in place
+
+    def run(g0, h0, s0, t0, xs):
+        return lax.scan(body, (g0, h0, s0, t0), xs)
+
+    def nested(g0, xs):
+        def outer(g, x):
+            def inner(i, acc):
+                return acc + x * g[0]
+            return lax.fori_loop(0, 3, inner, g), None
+        return lax.scan(outer, g0, xs)[0]
+
+    def counted(v):
+        return lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] + c[1] * 0.5),
+                              (0, v))
+
+    g0, xs = RNG.normal(size=(3, 3)), RNG.normal(size=(6, 3))
+    vs = [RNG.normal(size=3) for _ in range(3)]
+    kept = [a.copy() for a in (g0, *vs, xs)]
+    for fn, args in ((run, (g0, *vs, xs)), (nested, (vs[0], xs)), (counted, (vs[1],))):
+        f = tf.jit(fn, tiered=False)
+        for g, w in zip(_leaves(f(*args)), _leaves(fn(*args))):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+    for a, b in zip(kept, (g0, *vs, xs)):
+        np.testing.assert_array_equal(a, b)
+    body_lines = _loop_lines(tf.jit(run).lower(g0, *vs, xs).as_text())
+    assert sum(bool(re.fullmatch(r"\s*a\d+ = carry\d+", line)) for line in body_lines) == 1
+    assert sum(bool(re.fullmatch(r"\s*a\d+ = next\d+", line)) for line in body_lines) == 3

@@ -18,7 +18,8 @@ from ..core.primitive import register
 from ..ops import control
 from . import library, unrolled
 from .codegen import emit_program
-from .scalar_exprs import ctor
+from .partition import FusedRegion, partition
+from .scalar_exprs import ctor, is_elementwise
 
 _INITIAL_TAPE = 16
 
@@ -78,49 +79,91 @@ def _hoisting(em):
 
 
 class _Carries:
-    """Where the array carries of a loop go at the end of an iteration.
+    """Where each array carry of a loop lives from one iteration to the next.
 
     A body result that is loop-invariant (a const, a row of ``xs``), the carry itself, or
-    in a row of a stacked output (``rows``) stays where it is. Any other is written into
-    (or else copied to) the carry's next buffer, since the body's own arrays are reused by
-    the next iteration; the next and spare buffers swap after every iteration.
+    in a row of a stacked output (``rows``) stays where it is. A result that an elementwise
+    region computes over the carry's own elements, the carry having no other reader (an
+    accumulator ``g = g + ...``), overwrites the carry: such a carry starts as a copy of its
+    initial value. Any other is written into (or else copied to) the carry's next buffer,
+    since the body's own arrays are reused by the next iteration; the next and spare
+    buffers swap after every iteration.
     """
 
-    def __init__(self, em, carry_vars, results, stays, rows):
-        self.em, self.rows = em, rows
-        self.moved = {}         # carry index -> (next, spare, writes itself there) or None
+    def __init__(self, em, body, carry_vars, results, stays):
+        self.em, self.results = em, results
+        self.in_place, self.moved = set(), {}    # moved: index -> (next, spare) or None
+        steps = partition(body)
         for k, (v, r) in enumerate(zip(carry_vars, results)):
-            if not v.aval.shape or r is v or r in stays or r in rows:
+            if not v.aval.shape or r is v or r in stays or r in body.outvars[len(results):]:
                 continue
             if not em.dims.writable(v.aval.shape):
-                self.moved[k] = None
-                continue
-            nxt = em.fresh("next")
-            owns = type(r) is Var and r not in em.destinations
-            if owns:
-                em.destinations[r] = nxt
-            self.moved[k] = (nxt, em.fresh("spare"), owns)
+                self.moved[k] = None            # a shape only the kernel knows
+            elif _accumulates(body, steps, v, r) and r not in results[:k]:
+                self.in_place.add(k)
+            else:
+                self.moved[k] = (em.fresh("next"), em.fresh("spare"))
 
-    def end_iteration(self, carry, results):
+    def start(self, carry, init):
+        """Before the loop: bind the carries, copying those updated in place."""
+        em = self.em
+        sources = list(init)
+        for k in sorted(self.in_place):
+            aval = self.results[k].aval
+            buffer = em.fresh("acc")
+            em.hoisted.append(f"{buffer} = np.empty({em.shape(aval.shape)}, {ctor(aval.dtype)})")
+            _copy_into(em, buffer, init[k], len(aval.shape))
+            sources[k] = buffer
+        _rebind(em, carry, sources)
+
+    def aim(self, carry, rows):
+        """In the loop, before the body: where the body writes each carry's next value."""
+        self.rows, self.aimed = rows, set()
+        for k, r in enumerate(self.results):
+            if k in self.in_place:
+                self.em.destinations[r] = carry[k]
+            elif self.moved.get(k) and type(r) is Var and r not in self.em.destinations:
+                self.em.destinations[r] = self.moved[k][0]
+                self.aimed.add(k)
+
+    def end_iteration(self, carry):
         em, sources, swaps = self.em, [], []
-        for k, r in enumerate(results):
-            if k not in self.moved:
+        for k, r in enumerate(self.results):
+            if k in self.in_place:
+                if em.destinations.pop(r, None) is not None:
+                    _copy_into(em, carry[k], em.name(r), len(r.aval.shape))
+                sources.append(carry[k])
+            elif k not in self.moved:
                 sources.append(self.rows[r] if r in self.rows else em.name(r))
-                continue
-            if self.moved[k] is None:       # a shape only the kernel knows: a fresh copy
+            elif self.moved[k] is None:
                 sources.append(f"{em.name(r)}.copy()")
-                continue
-            nxt, spare, owns = self.moved[k]
-            if not owns or em.destinations.pop(r, None) is not None:
-                _copy_into(em, nxt, em.name(r), len(r.aval.shape))
-            for name in (nxt, spare):
-                em.hoisted.append(f"{name} = np.empty({em.shape(r.aval.shape)}, "
-                                  f"{ctor(r.aval.dtype)})")
-            sources.append(nxt)
-            swaps.append((nxt, spare))
+            else:
+                nxt, spare = self.moved[k]
+                if k not in self.aimed or em.destinations.pop(r, None) is not None:
+                    _copy_into(em, nxt, em.name(r), len(r.aval.shape))
+                for name in (nxt, spare):
+                    em.hoisted.append(f"{name} = np.empty({em.shape(r.aval.shape)}, "
+                                      f"{ctor(r.aval.dtype)})")
+                sources.append(nxt)
+                swaps.append((nxt, spare))
         _rebind(em, carry, sources)
         for nxt, spare in swaps:
             _rebind(em, [nxt, spare], [spare, nxt])
+
+
+def _accumulates(body, steps, c, r):
+    """Does ``r`` come from a region over ``c``'s shape whose elementwise equations are
+    the only readers of ``c``, each ahead of ``r``'s? Then element ``i`` of ``c`` is read
+    only to compute element ``i`` of ``r``, before it is written: ``r`` may overwrite ``c``."""
+    if c in body.outvars:
+        return False
+    region = next((s for s in steps if type(s) is FusedRegion and r in s.defined), None)
+    if region is None or region.space != c.aval.shape:
+        return False
+    order = {e: k for k, e in enumerate(region.eqns)}
+    last = next(k for k, e in enumerate(region.eqns) if r in e.outvars)
+    return all(e in order and order[e] <= last and is_elementwise(e)
+               for e in body.eqns if any(v is c for v in e.invars))
 
 
 def _scan(em, ins, outs, eqn):
@@ -132,8 +175,11 @@ def _emit_scan(em, ins, outs, eqn):
     p = eqn.params
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
+    results = body.outvars
+    stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
+    carries = _Carries(em, body, body.invars[nc:nc + nk], results[:nk], stays)
     carry = [em.fresh("carry") for _ in init]
-    _rebind(em, carry, init)
+    carries.start(carry, init)
     n = em.fresh("n")
     length = p["length"]
     em.emit(f"{n} = {xs[0]}.shape[0]" if xs else f"{n} = {em.dim(length)}")
@@ -158,15 +204,13 @@ def _emit_scan(em, ins, outs, eqn):
     _bind(em, body.invars, list(consts) + carry + x_names)
     for v in body.invars[nc:]:
         unrolled.load_elements(em, v)
-    results = body.outvars
     # a stacked output is written into its row; then a carry equal to it may stay there
     rows, written = {}, set()           # value -> its row; stacked outputs written there
     for k, (buf, y) in enumerate(zip(bufs, results[nk:])):
         if type(y) is Var and y.aval.shape and y not in body.invars and y not in rows:
             rows[y] = em.destinations[y] = f"{buf}[{i}]"
             written.add(k)
-    stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
-    carries = _Carries(em, body.invars[nc:nc + nk], results[:nk], stays, rows)
+    carries.aim(carry, rows)
     emit_program(em, body)
     for k, y in enumerate(results[nk:]):
         if k in written and em.destinations.pop(y, None) is not None:
@@ -174,7 +218,7 @@ def _emit_scan(em, ins, outs, eqn):
     for k, (buf, y, a) in enumerate(zip(bufs, results[nk:], y_avals)):
         if k not in written:
             _store(em, buf, i, em.name(y), len(a.shape))
-    carries.end_iteration(carry, results[:nk])
+    carries.end_iteration(carry)
     em.indent -= 1
     _rebind(em, outs, carry + bufs)
 
@@ -189,8 +233,9 @@ def _emit_while(em, ins, outs, eqn):
     cond, body = p["cond"], p["body"]
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cc, bc, init = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
+    carries = _Carries(em, body, body.invars[nbc:], body.outvars, set(body.invars[:nbc]))
     carry = [em.fresh("carry") for _ in init]
-    _rebind(em, carry, init)
+    carries.start(carry, init)
     record = p["trips"] is not None
     avals = [v.aval for v in body.invars[nbc:]]
     if record:
@@ -230,9 +275,9 @@ def _emit_while(em, ins, outs, eqn):
     _bind(em, body.invars, list(bc) + carry)
     for v in body.invars[nbc:]:
         unrolled.load_elements(em, v)
-    carries = _Carries(em, body.invars[nbc:], body.outvars, set(body.invars[:nbc]), {})
+    carries.aim(carry, {})
     emit_program(em, body)
-    carries.end_iteration(carry, body.outvars)
+    carries.end_iteration(carry)
     em.indent -= 1
     if record:
         _rebind(em, outs, carry + [f"{active}[:{count}]"] + [f"{t}[:{count}]" for t in tapes])

@@ -233,7 +233,8 @@ def _dot_general(em, ins, outs, eqn):
 def _matvec_form(eqn):
     """``(m, axis)`` when the contraction is matrix operand ``m`` (contracted on ``axis``)
     times a vector, ``(None, None)`` when it is vector times vector, small enough to run
-    as loops (``loops.matvec``, ``loops.dot``) rather than BLAS; else None. The sizes
+    as loops (``loops.matvec``, ``loops.vecmat``, ``loops.dot``) rather than BLAS; else
+    None. The sizes
     must be concrete: another size gets other source."""
     (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
     shapes = [v.aval.shape for v in eqn.invars]
@@ -253,9 +254,12 @@ def _matvec(em, ins, outs, eqn, m, axis):
     if m is None:
         em.emit(f"{outs[0]} = loops.dot({ins[0]}, {ins[1]})")
         return
-    matrix = ins[m] if axis == 1 else f"{ins[m]}.T"
-    em.allocate(outs[0], eqn.outvars[0], f"({matrix}.shape[0],)")
-    em.emit(f"loops.matvec({matrix}, {ins[1 - m]}, {outs[0]})")
+    matrix, vector = ins[m], ins[1 - m]
+    em.allocate(outs[0], eqn.outvars[0], f"({matrix}.shape[{1 - axis}],)")
+    if axis == 1:
+        em.emit(f"loops.matvec({matrix}, {vector}, {outs[0]})")
+    else:
+        em.emit(f"loops.vecmat({vector}, {matrix}, {outs[0]})")
 
 
 def _blas_dtype(eqn):

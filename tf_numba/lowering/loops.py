@@ -144,24 +144,10 @@ MATVEC_MAX_ELEMENTS = 128 * 128
 @_jit_reassociating
 def matvec(a, x, out):
     """``out = a @ x`` for a matrix of at most ``MATVEC_MAX_ELEMENTS``, where BLAS gemv
-    costs more than its work: ~100 ns of call overhead, then slower than these loops up
-    to 128 x 128 on one thread. Row-contiguous ``a``: four rows' dot products at a time;
-    column-contiguous (a ``.T`` view): four columns' multiples added at a time."""
+    costs more than its work (~100 ns of call overhead, then slower than these loops up
+    to 128 x 128 on one thread): the dot products of four rows at a time."""
     m, k = a.shape
     zero = out.dtype.type(0)
-    if k > 1 and a.strides[0] == a.itemsize and a.strides[1] != a.itemsize:
-        for i in range(m):
-            out[i] = zero
-        stop = k - k % 4
-        for j in range(0, stop, 4):
-            x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
-            for i in range(m):
-                out[i] += a[i, j] * x0 + a[i, j + 1] * x1 + a[i, j + 2] * x2 + a[i, j + 3] * x3
-        for j in range(stop, k):
-            xj = x[j]
-            for i in range(m):
-                out[i] += a[i, j] * xj
-        return
     stop = m - m % 4
     for i in range(0, stop, 4):
         s0, s1, s2, s3 = zero, zero, zero, zero
@@ -177,6 +163,26 @@ def matvec(a, x, out):
         for j in range(k):
             s += a[i, j] * x[j]
         out[i] = s
+
+
+@_jit_reassociating
+def vecmat(x, a, out):
+    """``out = x @ a`` (that is ``a.T @ x``) for a matrix of at most
+    ``MATVEC_MAX_ELEMENTS``: multiples of four rows of ``a`` at a time added to ``out``,
+    reading ``a`` along its rows."""
+    k, n = a.shape
+    zero = out.dtype.type(0)
+    for j in range(n):
+        out[j] = zero
+    stop = k - k % 4
+    for i in range(0, stop, 4):
+        x0, x1, x2, x3 = x[i], x[i + 1], x[i + 2], x[i + 3]
+        for j in range(n):
+            out[j] += a[i, j] * x0 + a[i + 1, j] * x1 + a[i + 2, j] * x2 + a[i + 3, j] * x3
+    for i in range(stop, k):
+        xi = x[i]
+        for j in range(n):
+            out[j] += a[i, j] * xi
 
 
 @_jit_reassociating
