@@ -208,3 +208,25 @@ def test_exp32_specials_exact():
     got = _apply(_exp32_loop, x)
     np.testing.assert_array_equal(got, [np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, 0.0])
     assert got.dtype == np.float32
+
+
+@numba.njit(error_model="numpy")
+def _tanh32_loop(x, out):
+    for i in range(x.size):
+        out[i] = vmath.tanh32(x[i])
+
+
+def test_tanh32_within_one_ulp_of_the_correctly_rounded_float32():
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-12, 12, 600_000), rng.uniform(-1, 1, 600_000),
+                        rng.uniform(0.5, 0.6, 200_000), rng.uniform(-1e-3, 1e-3, 10_000),
+                        [1e-30, -1e-40, 9.0, -9.1]]).astype(np.float32)
+    correctly_rounded = np.tanh(x.astype(np.float64)).astype(np.float32)
+    assert _ulps_apart(_apply(_tanh32_loop, x), correctly_rounded).max() <= 1
+
+
+def test_tanh32_specials_exact():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 30.0, -30.0], np.float32)
+    got = _apply(_tanh32_loop, x)
+    np.testing.assert_array_equal(got, [np.nan, 1.0, -1.0, 0.0, -0.0, 1.0, -1.0])
+    assert np.signbit(got[4]) and not np.signbit(got[3])
