@@ -318,3 +318,23 @@ def test_jit_rejects_an_engine_of_another_target():
 
     with pytest.raises(tf.errors.TfNumbaError, match="CPU engine"):
         tf.jit(lambda x: x, engine=Other())
+
+
+def test_parallel_plans_run_from_many_threads_at_once():
+    import threading
+
+    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.runtime import CpuEngine
+    f = tf.jit(lambda x: tnp.sum(tnp.exp(x)), tiered=False, engine=CpuEngine(threads=2))
+    x = RNG.normal(size=PARALLEL_MIN_ELEMENTS)
+    want = f(x)
+    results = []
+
+    def worker():
+        results.extend(f(x) for _ in range(5))
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 20

@@ -234,15 +234,30 @@ class Plan:
         return "\n".join(parts)
 
 
+# numba's fallback threading layer (workqueue, used where neither OpenMP nor TBB is
+# installed) aborts the process when two threads launch parallel regions at once: runs of
+# parallel plans are serialized while the layer is unknown or workqueue.
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+def _concurrent_launches_safe():
+    try:
+        return numba.threading_layer() != "workqueue"
+    except ValueError:          # no parallel region has run yet in this process
+        return False
+
+
 @contextlib.contextmanager
 def _width(threads):
     """numba's thread count for this thread, for the duration of one run."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
+    lock = contextlib.nullcontext() if _concurrent_launches_safe() else _WORKQUEUE_LOCK
+    with lock:
+        before = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
 
 
 def _read(env, v):
