@@ -364,12 +364,21 @@ def test_jit_loop_iterations_allocate_no_arrays():
             return m @ (y + (0.01 / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4))
         return lax.fori_loop(0, 50, step, y0)
 
+    def softmax_steps(y0, m):           # a row sum's scratch, wide rows
+        def step(y, _):
+            e = tnp.exp(y - tnp.max(y))
+            return m @ (e / tnp.sum(e)), tnp.sum(e * y)
+        return lax.scan(step, y0, None, length=20)
+
     y0, m = np.array([1.0, 1.0, 1.0]), np.eye(3) + 0.01 * RNG.normal(size=(3, 3))
-    f = tf.jit(rk4, tiered=False)
-    np.testing.assert_allclose(f(y0, m), rk4(y0, m), rtol=1e-12)
-    body = "\n".join(_loop_lines(f.lower(y0, m).as_text()))
-    for allocation in ("np.empty", "np.full", "np.concatenate", ".copy()"):
-        assert allocation not in body
+    wide_y0, wide_m = RNG.normal(size=40), RNG.normal(size=(40, 40))
+    for fn, args in ((rk4, (y0, m)), (softmax_steps, (wide_y0, wide_m))):
+        f = tf.jit(fn, tiered=False)
+        for got, want in zip(_leaves(f(*args)), _leaves(fn(*args))):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        body = "\n".join(_loop_lines(f.lower(*args).as_text()))
+        for allocation in ("np.empty", "np.full", "np.concatenate", ".copy()"):
+            assert allocation not in body
 
 
 def test_jit_array_carries_that_swap_view_or_repeat_each_other():

@@ -211,18 +211,23 @@ def _emit_region(em, region):
     private = par.inits if par else []      # allocated per chunk when parallel
     # a 1-D parallel region computes its one row a chunk at a time
     row_length = par.step if par and rank == 1 else dims[-1] if rank else None
+    # inside a loop, scratch is allocated once before it (the loop's hoisted lines)
+    hoist = not par and em.hoisted is not None and em.dims.writable(region.space[-1:])
+    if hoist and rank:
+        row_length = em.dim(region.space[-1])
+    scratch_lines = private if par else em.hoisted if hoist else None
     if split:
         for e in carried:
             x = e.invars[0]
             if type(x) is Var and x in region.defined and x not in buffers:
                 buffers[x] = em.fresh("row")
                 line = f"{buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})"
-                private.append(line) if par else em.emit(line)
+                scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
             dt = e.outvars[0].aval.dtype
             if _row_helper(e) == "sum" and dt not in scratch:
                 scratch[dt] = em.fresh("scratch")
                 line = f"{scratch[dt]} = {vreduce.scratch_source(ctor(dt))}"
-                private.append(line) if par else em.emit(line)
+                scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
     base_indent = em.indent
     if par:
         em.emit(f"for {par.chunk} in numba.prange({par.count}):")
