@@ -522,3 +522,22 @@ def test_jit_accumulator_carries_update_in_place_and_leave_inputs_alone():
     body_lines = _loop_lines(tf.jit(run).lower(g0, *vs, xs).as_text())
     assert sum(bool(re.fullmatch(r"\s*a\d+ = carry\d+", line)) for line in body_lines) == 1
     assert sum(bool(re.fullmatch(r"\s*a\d+ = next\d+", line)) for line in body_lines) == 3
+
+
+def test_jit_pads_in_loop_bodies_write_their_output_directly():
+    """Pads (constant value, interior from a strided slice's gradient) inside loops, tiny
+    (scalar code) and wide, match the interpreter and allocate nothing per iteration."""
+    def body(c, x):
+        p = tnp.pad(c[::2] * x, (1, c.shape[0] // 2 + 1), constant_values=0.5)
+        return c * 0.9 + p[:c.shape[0]], tnp.sum(p)
+
+    def loss(c, xs):
+        return tnp.sum(lax.scan(body, c, xs)[1])
+
+    grad = tf.grad(loss)
+    for n in (5, 41):
+        c, xs = RNG.normal(size=n), RNG.normal(size=4)
+        f = tf.jit(grad, tiered=False)
+        np.testing.assert_allclose(f(c, xs), grad(c, xs), rtol=1e-12)
+        source = f.lower(c, xs).as_text()
+        assert "np.full" not in "\n".join(_loop_lines(source))

@@ -131,6 +131,10 @@ def _slice(em, ins, outs, eqn):
 def _pad(em, ins, outs, eqn):
     x, value = ins
     shape = eqn.invars[0].aval.shape
+    config = eqn.params["padding_config"]
+    if all(lo >= 0 and hi >= 0 for lo, hi, _ in config):     # nothing cropped
+        _pad_into(em, x, value, outs[0], eqn)
+        return
     extended, cropped = [], []
     for (lo, hi, interior), n in zip(eqn.params["padding_config"], shape):
         body = n + max(n - 1, 0) * interior
@@ -140,10 +144,27 @@ def _pad(em, ins, outs, eqn):
     full = em.fresh("padded")
     dt = ctor(eqn.outvars[0].aval.dtype)
     em.emit(f"{full} = np.full({em.shape(tuple(extended))}, {value}, {dt})")
-    config = eqn.params["padding_config"]
     assign_window(em, full, x, len(shape), [em.dim(max(lo, 0)) for lo, _, _ in config],
                   [interior + 1 for _, _, interior in config])
     em.emit(f"{outs[0]} = {full}{_index_text(cropped)}")
+
+
+def _pad_into(em, x, value, out, eqn):
+    """A pad with no negative widths, written into the output array itself."""
+    config, out_var = eqn.params["padding_config"], eqn.outvars[0]
+    em.allocate(out, out_var, em.shape(out_var.aval.shape))
+    starts = [lo for lo, _, _ in config]
+    steps = [interior + 1 for _, _, interior in config]
+    known = em.elements.get(eqn.invars[0])
+    if known is not None and unrolled.tiny(out_var.aval.shape):
+        names = [value] * math.prod(out_var.aval.shape)
+        for name, position in zip(known, unrolled.positions(eqn.invars[0].aval.shape)):
+            at = [lo + st * j for lo, st, j in zip(starts, steps, position)]
+            names[unrolled.flat(at, out_var.aval.shape)] = name
+        unrolled.store_elements(em, out, out_var, names)
+        return
+    fill(em, out, value, len(starts))
+    assign_window(em, out, x, len(starts), [em.dim(lo) for lo in starts], steps)
 
 
 def _concatenate(em, ins, outs, eqn):
