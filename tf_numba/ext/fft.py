@@ -15,8 +15,12 @@ adjoint (cotangents pair with tangents by ``Re(sum(ct * t))``, no conjugate), so
 function ``f`` of complex ``z = x + iy`` the gradient is ``df/dx - i df/dy``. Transposes:
 
 - ``fft`` and ``ifft``: the DFT matrix is symmetric, so each is its own transpose.
-- ``rfft``: zero-pad the cotangent back to ``n`` along the last axis, apply the complex
-  ``fft`` with the same norm, keep the real part (the input was real).
+- ``rfft``: ``irfft(conj(ct) / mask)`` with the reciprocal normalization (``mask`` as for
+  ``irfft`` below). The transpose is ``Re(F^T pad(ct))`` (zero-pad to ``n``, complex
+  ``fft``, real part: what JAX computes), and ``Re(F^T c) = Re(F^* conj(c))``, which is
+  ``irfft(conj(c) / mask)`` up to scale because c2r doubles the bins other than the zero
+  and Nyquist ones and reads only the real part of those two. One real ``n``-point
+  transform instead of a complex one, and no pad.
 - ``irfft``: ``conj(mask * rfft(ct))`` with the reciprocal normalization, ``mask`` 1 for the
   zero (and, for even ``n``, the Nyquist) frequency and 2 for the others, which appear
   twice in the Hermitian-symmetric spectrum (JAX's ``_irfft_transpose``).
@@ -140,33 +144,33 @@ def _ifft_transpose(ct, x, *, axes, lengths, norm):
     return [ifft_p.bind(instantiate(ct), axes=axes, lengths=lengths, norm=norm)]
 
 
+def _bin_weights(aval, axes, lengths, middle):
+    """Weights along the last of ``axes``, broadcast to ``aval`` in its complex dtype: 1 for
+    the zero (and, for even ``n``, the Nyquist) frequency, ``middle`` for the others (the
+    bins that appear twice in the full Hermitian-symmetric spectrum)."""
+    from ..ops import elementwise as ew
+    n = lengths[-1]
+    mask = np.full(n // 2 + 1, middle)
+    mask[0] = 1.0
+    if n % 2 == 0:
+        mask[-1] = 1.0
+    weights = layout.broadcast_in_dim(mask.astype(dtypes.real_part(aval.dtype)), aval.shape,
+                                      (axes[-1],))
+    return ew.convert_element_type(weights, aval.dtype)
+
+
 def _rfft_transpose(ct, x, *, axes, lengths, norm):
     from ..ops import elementwise as ew
     ct = instantiate(ct)
-    rank = len(aval_of(ct).shape)
-    config = [(0, 0, 0)] * rank
-    config[axes[-1]] = (0, lengths[-1] - aval_of(ct).shape[axes[-1]], 0)
-    zero = np.zeros((), aval_of(ct).dtype)
-    padded = layout.pad(ct, zero, config)
-    full = fft_p.bind(padded, axes=axes, lengths=lengths, norm=norm)
-    return [ew.real(full)]
+    weighted = ew.mul(ew.conj(ct), _bin_weights(aval_of(ct), axes, lengths, 0.5))
+    return [irfft_p.bind(weighted, axes=axes, lengths=lengths, norm=_RECIPROCAL[norm])]
 
 
 def _irfft_transpose(ct, x, *, axes, lengths, norm):
     from ..ops import elementwise as ew
     spectrum = rfft_p.bind(instantiate(ct), axes=axes, lengths=lengths,
                            norm=_RECIPROCAL[norm])
-    n = lengths[-1]
-    m = n // 2 + 1
-    mask = np.full(m, 2.0)
-    mask[0] = 1.0
-    if n % 2 == 0:
-        mask[-1] = 1.0
-    out_aval = aval_of(spectrum)
-    weights = layout.broadcast_in_dim(mask.astype(dtypes.real_part(out_aval.dtype)),
-                                      out_aval.shape, (axes[-1],))
-    weighted = ew.mul(ew.conj(spectrum), ew.convert_element_type(weights, out_aval.dtype))
-    return [weighted]
+    return [ew.mul(ew.conj(spectrum), _bin_weights(aval_of(spectrum), axes, lengths, 2.0))]
 
 
 deflinear(fft_p, _fft_transpose)
