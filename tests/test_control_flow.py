@@ -389,7 +389,7 @@ def test_jit_array_carries_that_swap_view_or_repeat_each_other():
         a, b, c, d, e, f = carry
         new = tnp.tanh(a * 0.5 + x)
         cat = tnp.concatenate([d, new])
-        return (b, a + new, c[::-1], cat[1:4], x, f), (new, new, c, cat)
+        return (b, a + new, c[::-1], cat[1:4], x, f), (new, new, c, cat, b)
 
     def run(a, b, c, d, f, xs):
         return lax.scan(body, (a, b, c, d, xs[0], f), xs)

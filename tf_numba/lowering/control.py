@@ -5,11 +5,12 @@ So a ``scan`` of 1,000 steps under ``jit`` is one kernel call with a Python-leve
 loop that numba compiles, not 1,000 kernel calls. An iteration allocates nothing: the
 arrays of the body's values are allocated once, before the outermost loop
 (``Emitter.allocate``), and reused by every iteration, so a value that outlives its
-iteration is copied out of them or written elsewhere from the start. A stacked output is
-written straight into its row of the preallocated stack. An array carry alternates
-between two buffers allocated before the loop: the body writes the next carry into the
-one the current carry is not in. A recording ``while_loop`` (reverse mode) grows its tape
-buffers by doubling.
+iteration is written elsewhere from the start (``Emitter.destinations``) or copied. A
+stacked output is written into its row of the preallocated stack. An array carry is
+updated in place when it is an accumulator, else alternates between two buffers: the
+body writes the next carry into the one the current carry is not in. Tiny carries and
+rows of ``xs`` are read into scalars at the top of an iteration (``unrolled``). A
+recording ``while_loop`` (reverse mode) grows its tape buffers by doubling.
 """
 import contextlib
 
@@ -39,23 +40,18 @@ def _rebind(em, targets, sources):
     em.emit(f"{lhs} = {rhs}")
 
 
-def _store(em, buf, row, value, rank):
-    """``buf[row] = value`` as explicit loops (numba compiles those fastest)."""
-    if rank == 0:
-        em.emit(f"{buf}[{row}] = {value}")
-        return
+def _store(em, target, value, rank, row=None):
+    """``target[row] = value`` (``target[...]`` without a row) as explicit loops (numba
+    compiles those fastest)."""
     idx = [em.fresh("j") for _ in range(rank)]
     for k in range(rank):
         em.emit("    " * k + f"for {idx[k]} in range({value}.shape[{k}]):")
-    em.emit("    " * rank + f"{buf}[{row}, {', '.join(idx)}] = {value}[{', '.join(idx)}]")
+    at = ([row] if row is not None else []) + idx
+    em.emit("    " * rank + f"{target}[{', '.join(at)}] = {value}{_index(idx)}")
 
 
-def _copy_into(em, target, value, rank):
-    """``target[...] = value`` as explicit loops."""
-    idx = [em.fresh("j") for _ in range(rank)]
-    for k in range(rank):
-        em.emit("    " * k + f"for {idx[k]} in range({value}.shape[{k}]):")
-    em.emit("    " * rank + f"{target}[{', '.join(idx)}] = {value}[{', '.join(idx)}]")
+def _index(idx):
+    return f"[{', '.join(idx)}]" if idx else ""
 
 
 def _buffer(em, length, aval):
@@ -90,12 +86,12 @@ class _Carries:
     buffers swap after every iteration.
     """
 
-    def __init__(self, em, body, carry_vars, results, stays):
+    def __init__(self, em, body, carry_vars, results, stays, in_rows=frozenset()):
         self.em, self.results = em, results
         self.in_place, self.moved = set(), {}    # moved: index -> (next, spare) or None
         steps = partition(body)
         for k, (v, r) in enumerate(zip(carry_vars, results)):
-            if not v.aval.shape or r is v or r in stays or r in body.outvars[len(results):]:
+            if not v.aval.shape or r is v or r in stays or r in in_rows:
                 continue
             if not em.dims.writable(v.aval.shape):
                 self.moved[k] = None            # a shape only the kernel knows
@@ -112,7 +108,7 @@ class _Carries:
             aval = self.results[k].aval
             buffer = em.fresh("acc")
             em.hoisted.append(f"{buffer} = np.empty({em.shape(aval.shape)}, {ctor(aval.dtype)})")
-            _copy_into(em, buffer, init[k], len(aval.shape))
+            _store(em, buffer, init[k], len(aval.shape))
             sources[k] = buffer
         _rebind(em, carry, sources)
 
@@ -131,7 +127,7 @@ class _Carries:
         for k, r in enumerate(self.results):
             if k in self.in_place:
                 if em.destinations.pop(r, None) is not None:
-                    _copy_into(em, carry[k], em.name(r), len(r.aval.shape))
+                    _store(em, carry[k], em.name(r), len(r.aval.shape))
                 sources.append(carry[k])
             elif k not in self.moved:
                 sources.append(self.rows[r] if r in self.rows else em.name(r))
@@ -140,7 +136,7 @@ class _Carries:
             else:
                 nxt, spare = self.moved[k]
                 if k not in self.aimed or em.destinations.pop(r, None) is not None:
-                    _copy_into(em, nxt, em.name(r), len(r.aval.shape))
+                    _store(em, nxt, em.name(r), len(r.aval.shape))
                 for name in (nxt, spare):
                     em.hoisted.append(f"{name} = np.empty({em.shape(r.aval.shape)}, "
                                       f"{ctor(r.aval.dtype)})")
@@ -177,7 +173,10 @@ def _emit_scan(em, ins, outs, eqn):
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
     results = body.outvars
     stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
-    carries = _Carries(em, body, body.invars[nc:nc + nk], results[:nk], stays)
+    # a stacked output is written into its row; then a carry equal to it may stay there
+    in_rows = {y for y in results[nk:]
+               if type(y) is Var and y.aval.shape and not any(y is v for v in body.invars)}
+    carries = _Carries(em, body, body.invars[nc:nc + nk], results[:nk], stays, in_rows)
     carry = [em.fresh("carry") for _ in init]
     carries.start(carry, init)
     n = em.fresh("n")
@@ -204,10 +203,9 @@ def _emit_scan(em, ins, outs, eqn):
     _bind(em, body.invars, list(consts) + carry + x_names)
     for v in body.invars[nc:]:
         unrolled.load_elements(em, v)
-    # a stacked output is written into its row; then a carry equal to it may stay there
     rows, written = {}, set()           # value -> its row; stacked outputs written there
     for k, (buf, y) in enumerate(zip(bufs, results[nk:])):
-        if type(y) is Var and y.aval.shape and y not in body.invars and y not in rows:
+        if y in in_rows and y not in rows:
             rows[y] = em.destinations[y] = f"{buf}[{i}]"
             written.add(k)
     carries.aim(carry, rows)
@@ -217,7 +215,7 @@ def _emit_scan(em, ins, outs, eqn):
             written.discard(k)
     for k, (buf, y, a) in enumerate(zip(bufs, results[nk:], y_avals)):
         if k not in written:
-            _store(em, buf, i, em.name(y), len(a.shape))
+            _store(em, buf, em.name(y), len(a.shape), i)
     carries.end_iteration(carry)
     em.indent -= 1
     _rebind(em, outs, carry + bufs)
@@ -263,14 +261,14 @@ def _emit_while(em, ins, outs, eqn):
             r = em.fresh("r")
             em.emit(f"for {r} in range({cap}):")
             em.indent += 1
-            _store(em, bigger, r, f"{tape}[{r}]", len(a.shape))
+            _store(em, bigger, f"{tape}[{r}]", len(a.shape), r)
             em.indent -= 1
             em.emit(f"{tape} = {bigger}")
         em.emit(f"{cap} = 2 * {cap}")
         em.indent -= 1
         em.emit(f"{active}[{count}] = True")
         for tape, c, a in zip(tapes, carry, avals):
-            _store(em, tape, count, c, len(a.shape))
+            _store(em, tape, c, len(a.shape), count)
         em.emit(f"{count} += 1")
     _bind(em, body.invars, list(bc) + carry)
     for v in body.invars[nbc:]:
