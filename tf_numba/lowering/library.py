@@ -201,19 +201,24 @@ def _iota(em, ins, outs, eqn):
 
 
 def _dot_operand(em, src, aval, groups):
-    """``src`` as a C-ordered 3-D array (batch, rows, cols) from three groups of axes.
+    """``src`` as a C-ordered 3-D array and how BLAS reads each of its matrices.
 
-    A 2-D operand that only needs a transpose becomes a ``.T`` view: BLAS reads it as is.
+    ``groups`` are the operand's (batch, rows, cols) axes. Returns ``(name, transposed)``:
+    ``name[b]`` is the (rows, cols) matrix of batch ``b``, or, when ``transposed``, its
+    (cols, rows) transpose, which BLAS reads as it is through ``name[b].T``. Only an operand
+    whose axes are in neither order is copied.
     """
-    perm = groups[0] + groups[1] + groups[2]
-    sizes = ", ".join(" * ".join(f"{src}.shape[{i}]" for i in g) or "1" for g in groups)
-    if (not groups[0] and aval.ndim == 2 and perm == (1, 0)
-            and len(groups[1]) == 1 and len(groups[2]) == 1):
-        return f"{src}.T", False
-    moved = permuted_copy(em, src, aval.ndim, perm)
+    batch, rows, cols = groups
+    identity = tuple(range(aval.ndim))
+    transposed = batch + rows + cols != identity and batch + cols + rows == identity
+    if transposed:
+        rows, cols = cols, rows
+    sizes = ", ".join(" * ".join(f"{src}.shape[{i}]" for i in g) or "1"
+                      for g in (batch, rows, cols))
+    moved = permuted_copy(em, src, aval.ndim, batch + rows + cols)
     name = em.fresh("op")
     em.emit(f"{name} = np.ascontiguousarray({moved}).reshape(({sizes}))")
-    return name, True
+    return name, transposed
 
 
 def _dot_general(em, ins, outs, eqn):
@@ -226,29 +231,60 @@ def _dot_general(em, ins, outs, eqn):
     la, ra = eqn.invars[0].aval, eqn.invars[1].aval
     lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
     rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
-    lhs, l3 = _dot_operand(em, a, la, (lb, lf, lc))
-    rhs, r3 = _dot_operand(em, b, ra, (rb, rc, rf))
-    rows = f"{lhs}.shape[1]" if l3 else f"{lhs}.shape[0]"
-    cols = f"{rhs}.shape[2]" if r3 else f"{rhs}.shape[1]"
+    lhs, lt = _dot_operand(em, a, la, (lb, lf, lc))
+    rhs, rt = _dot_operand(em, b, ra, (rb, rc, rf))
+    rows = f"{lhs}.shape[{2 if lt else 1}]"
+    cols = f"{rhs}.shape[{1 if rt else 2}]"
     # the output dims are read off the operands, so the source holds for any lengths
     dims = ([f"{a}.shape[{i}]" for i in lb] + [f"{a}.shape[{i}]" for i in lf]
             + [f"{b}.shape[{j}]" for j in rf])
     prod = em.fresh("prod")
     if dims:
         em.allocate(outs[0], eqn.outvars[0], f"({''.join(d + ', ' for d in dims)})")
-        batch = f"{lhs}.shape[0], " if lb else ""
-        em.emit(f"{prod} = {outs[0]}.reshape(({batch}{rows}, {cols}))")
+        em.emit(f"{prod} = {outs[0]}.reshape(({lhs}.shape[0], {rows}, {cols}))")
     else:
-        em.emit(f"{prod} = np.empty(({rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
-    if lb:
+        em.emit(f"{prod} = np.empty((1, {rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
+    if lb and _batched_matvec(eqn, lf, rf):
+        _matvec_rows(em, prod, (lhs, lt), (rhs, rt), vector_on_right=not rf)
+    elif lb:
         em.emit(f"for bi in range({lhs}.shape[0]):")
-        em.emit(f"    np.dot({lhs}[bi], {rhs}[bi], {prod}[bi])")
+        em.emit(f"    np.dot({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
     else:
-        lhs2 = f"{lhs}[0]" if l3 else lhs
-        rhs2 = f"{rhs}[0]" if r3 else rhs
-        em.emit(f"np.dot({lhs2}, {rhs2}, {prod})")
+        em.emit(f"np.dot({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, {prod}[0])")
     if not dims:
-        em.emit(f"{outs[0]} = {prod}[0, 0]")
+        em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
+
+
+def _matrix(name, transposed, b):
+    return f"{name}[{b}].T" if transposed else f"{name}[{b}]"
+
+
+def _batched_matvec(eqn, lf, rf):
+    """A batch of matrix-vector products, each matrix small enough for ``loops``: a loop
+    reads each matrix once at memory speed, where a gemv call per batch costs more than
+    its work. Sizes must be concrete, as for ``_matvec_form``."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    shapes = [v.aval.shape for v in eqn.invars]
+    if (lf and rf) or not all(type(d) is int for s in shapes for d in s):
+        return False
+    matrix, free = (0, lf) if not rf else (1, rf)
+    size = math.prod(shapes[0][i] for i in lc) * math.prod(shapes[matrix][i] for i in free)
+    return size <= loops.MATVEC_MAX_ELEMENTS
+
+
+def _matvec_rows(em, prod, lhs, rhs, vector_on_right):
+    """Lines for ``prod[b] = lhs[b] @ rhs[b]`` where one side is a vector per batch."""
+    (matrix, transposed), (vector, _) = (lhs, rhs) if vector_on_right else (rhs, lhs)
+    vec, out = em.fresh("vec"), em.fresh("rows")
+    em.emit(f"{vec} = {vector}.reshape(({vector}.shape[0], -1))")
+    em.emit(f"{out} = {prod}.reshape(({prod}.shape[0], -1))")
+    # both loops read the stored matrix along its rows: matvec(a, x) is a @ x, and
+    # vecmat(x, a) is x @ a, which is also a.T @ x for a matrix read through a transpose
+    em.emit(f"for bi in range({matrix}.shape[0]):")
+    if transposed != vector_on_right:
+        em.emit(f"    loops.matvec({matrix}[bi], {vec}[bi], {out}[bi])")
+    else:
+        em.emit(f"    loops.vecmat({vec}[bi], {matrix}[bi], {out}[bi])")
 
 
 def _matvec_form(eqn):
