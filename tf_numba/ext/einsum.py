@@ -327,34 +327,71 @@ def _prepare_operand(labels, shape, sizes, others, out):
     return tuple(ops), tuple(labels)
 
 
-def _orient(a, b, keep, sizes):
-    """(swap, batch labels, contracted labels) for contracting label tuples ``a`` and ``b``:
-    the operand order and label orders that copy the fewest elements into dot_general's
-    layout (lhs as batch, free, contracted; rhs as batch, contracted, free; a matrix with
-    one free and one contracted dim that is only transposed costs nothing, BLAS reads it
-    as it is)."""
+def _orientations(a, b, keep):
+    """Every (swap, batch labels, contracted labels) for contracting label tuples ``a`` and
+    ``b``: which operand goes left, and the order of the batch and contracted labels (each
+    as one of the operands has them: another order would copy both)."""
     shared = [lab for lab in a if lab in b]
-    best = None
     for swap in (False, True):
         lhs, rhs = (b, a) if swap else (a, b)
-        orders = lambda want: {tuple(l for l in lhs if l in want),  # noqa: E731
-                               tuple(l for l in rhs if l in want)}
+
+        def orders(want):
+            return {tuple(lab for lab in lhs if lab in want),
+                    tuple(lab for lab in rhs if lab in want)}
         for batch in orders({lab for lab in shared if lab in keep}):
             for contract in orders({lab for lab in shared if lab not in keep}):
-                lfree = tuple(lab for lab in lhs if lab not in b or lab not in a)
-                rfree = tuple(lab for lab in rhs if lab not in b or lab not in a)
-                cost = 0
-                if lhs != batch + lfree + contract and not (
-                        not batch and len(contract) == len(lfree) == 1
-                        and lhs == contract + lfree):
-                    cost += _size(lhs, sizes)
-                if rhs != batch + contract + rfree and not (
-                        not batch and len(contract) == len(rfree) == 1
-                        and rhs == rfree + contract):
-                    cost += _size(rhs, sizes)
-                if best is None or cost < best[0]:
-                    best = (cost, swap, batch, contract)
-    return best[1:]
+                yield swap, batch, contract
+
+
+def _copied(lhs, rhs, batch, contract, sizes):
+    """Elements dot_general copies to bring its operands into BLAS layout: each operand is
+    read as it is when its labels are batch, then free and contracted in either order (a
+    row-major matrix or the transpose of one); otherwise it is permuted into a copy."""
+    lfree = tuple(lab for lab in lhs if lab not in batch and lab not in contract)
+    rfree = tuple(lab for lab in rhs if lab not in batch and lab not in contract)
+    cost = 0
+    if lhs not in (batch + lfree + contract, batch + contract + lfree):
+        cost += _size(lhs, sizes)
+    if rhs not in (batch + contract + rfree, batch + rfree + contract):
+        cost += _size(rhs, sizes)
+    return cost, batch + lfree + rfree
+
+
+_ORDERS_KEPT = 6       # label orders of one intermediate kept while orienting a path
+
+
+def _orient_path(current, path, out, sizes):
+    """The orientation of each step of ``path`` that copies the fewest elements in all:
+    the label order one contraction leaves decides what the next one must copy, and the
+    gradient's contractions read the same intermediates, so orders are chosen for the whole
+    path (each intermediate feeds one later step: dynamic programming over its label
+    orders), the final transpose counted as a copy. Returns one choice per step."""
+    live = [{tuple(ls): (0, ())} for ls in current]
+    for step, (i, j) in enumerate(path):
+        rest_labels = [next(iter(live[k])) for k in range(len(live)) if k not in (i, j)]
+        keep = set(out).union(*rest_labels)
+        options = {}
+        for a_full, (a_cost, a_trace) in live[i].items():
+            for b_full, (b_cost, b_trace) in live[j].items():
+                a = tuple(lab for lab in a_full if lab in b_full or lab in keep)
+                b = tuple(lab for lab in b_full if lab in a_full or lab in keep)
+                for choice in _orientations(a, b, keep):
+                    swap, batch, contract = choice
+                    lhs, rhs = (b, a) if swap else (a, b)
+                    copied, result = _copied(lhs, rhs, batch, contract, sizes)
+                    cost = a_cost + b_cost + copied
+                    if result not in options or cost < options[result][0]:
+                        options[result] = (cost, a_trace + b_trace + ((step, choice),))
+        kept = sorted(options.items(), key=lambda item: item[1][0])[:_ORDERS_KEPT]
+        live = [live[k] for k in range(len(live)) if k not in (i, j)] + [dict(kept)]
+    best = None
+    for final, (cost, trace) in live[0].items():
+        final = tuple(lab for lab in final if lab in out)
+        if final != tuple(out):
+            cost += _size(final, sizes)
+        if best is None or cost < best[0]:
+            best = (cost, trace)
+    return [choice for _, choice in sorted(best[1])]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -370,7 +407,7 @@ def plan(subscripts, shapes, optimize):
         current.append(ls)
     path = _choose_path(optimize, [frozenset(ls) for ls in current], out, sizes)
     steps = []
-    for i, j in path:
+    for (i, j), (swap, batch, contract) in zip(path, _orient_path(current, path, out, sizes)):
         a, b = current[i], current[j]
         rest = [current[k] for k in range(len(current)) if k not in (i, j)]
         keep = set(out).union(*rest)
@@ -378,7 +415,6 @@ def plan(subscripts, shapes, optimize):
         b_sum = tuple(k for k, lab in enumerate(b) if lab not in a and lab not in keep)
         a = tuple(lab for lab in a if lab in b or lab in keep)
         b = tuple(lab for lab in b if lab in a or lab in keep)
-        swap, batch, contract = _orient(a, b, keep, sizes)
         if swap:
             i, j, a, b, a_sum, b_sum = j, i, b, a, b_sum, a_sum
         dims = ((tuple(a.index(lab) for lab in contract), tuple(b.index(lab) for lab in contract)),
