@@ -291,8 +291,7 @@ def _matvec_form(eqn):
     """``(m, axis)`` when the contraction is matrix operand ``m`` (contracted on ``axis``)
     times a vector, ``(None, None)`` when it is vector times vector, small enough to run
     as loops (``loops.matvec``, ``loops.vecmat``, ``loops.dot``) rather than BLAS; else
-    None. The sizes
-    must be concrete: another size gets other source."""
+    None. The sizes must be concrete: another size gets other source."""
     (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
     shapes = [v.aval.shape for v in eqn.invars]
     if lb or len(lc) != 1 or not all(type(d) is int for s in shapes for d in s):
