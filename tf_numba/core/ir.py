@@ -6,6 +6,7 @@ mutate an existing one.
 """
 import hashlib
 import itertools
+import re
 
 import numpy as np
 
@@ -311,4 +312,15 @@ def _fingerprint(program):
     parts.append("out " + " ".join(ref(v) for v in program.outvars))
     parts.append("guards " + " ".join(f"{_canon(g.lhs)}{g.relation}{_canon(g.rhs)}"
                                       for g in program.guards))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return hashlib.sha256(_canonical_trips("\n".join(parts)).encode()).hexdigest()
+
+
+_TRIPS = re.compile(r"trips\d+\b")
+
+
+def _canonical_trips(text):
+    """Number the while-loop trip-count symbols (``trips<counter>``, fresh per trace) by
+    first appearance, so the same program traced twice, or in another process, hashes the
+    same."""
+    names = {}
+    return _TRIPS.sub(lambda m: names.setdefault(m.group(0), f"trips#{len(names)}"), text)
