@@ -35,6 +35,9 @@ inv/det/solve; Murray, "Differentiation of the Cholesky decomposition" (2016); T
 "Differentiating the singular value decomposition" (2016) and JAX's ``svd_jvp_rule``;
 Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm.
 """
+import functools
+import math
+
 import numpy as np
 
 from ..core import dtypes
@@ -172,9 +175,53 @@ def _svd_impl(a, *, full_matrices):
     return list(scipy.linalg.svd(a, full_matrices=full_matrices, check_finite=False))
 
 
+@functools.lru_cache(maxsize=64)
+def _evd(dtype, n, lower, compute_v):
+    """LAPACK's divide-and-conquer symmetric (Hermitian) eigensolver for ``n x n`` matrices,
+    its workspace sizes queried once: ``scipy.linalg.eigh`` checks its arguments and redoes
+    the query on every call, a tenth of a 128 x 128 eigh. Returns ``mat -> (w, v)``."""
+    from scipy.linalg import lapack
+    prefix = "he" if dtype.kind == "c" else "sy"
+    solve, query = lapack.get_lapack_funcs((prefix + "evd", prefix + "evd_lwork"),
+                                           (np.empty((1, 1), dtype),))
+    *sizes, info = query(n, compute_v=compute_v, lower=lower)
+    if info:
+        raise np.linalg.LinAlgError(f"LAPACK {prefix}evd workspace query failed ({info})")
+    # sizes come back as floats (complex for lwork of heevd): round up, never down
+    names = ("lwork", "liwork", "lrwork") if prefix == "he" else ("lwork", "liwork")
+    work = {name: math.ceil(abs(size) * (1 + 1e-6)) for name, size in zip(names, sizes)}
+
+    def eigh(mat):
+        w, v, info = solve(mat, compute_v=compute_v, lower=lower, **work)
+        if info > 0:
+            raise np.linalg.LinAlgError(f"eigh: LAPACK {prefix}evd failed to converge "
+                                        f"({info} off-diagonal elements did not reach zero)")
+        if info < 0:
+            raise np.linalg.LinAlgError(f"eigh: illegal value in argument {-info} of "
+                                        f"LAPACK {prefix}evd")
+        return w, v
+    return eigh
+
+
+def _eigh_stack(a, lower, compute_v):
+    a = np.asarray(a)
+    n = a.shape[-1]
+    eigh = _evd(a.dtype, n, int(lower), int(compute_v))
+    if a.ndim == 2:
+        return eigh(a)
+    if a.size == 0:
+        return np.zeros(a.shape[:-1], dtypes.real_part(a.dtype)), np.zeros(a.shape, a.dtype)
+    pairs = [eigh(mat) for mat in a.reshape((-1, n, n))]
+    return (np.array([w for w, _ in pairs]).reshape(a.shape[:-1]),
+            np.array([v for _, v in pairs]).reshape(a.shape))
+
+
 def _eigh_impl(a, *, lower):
-    import scipy.linalg
-    return list(scipy.linalg.eigh(a, lower=lower, driver="evd", check_finite=False))
+    return list(_eigh_stack(a, lower, compute_v=True))
+
+
+def _eigvalsh_impl(a, *, lower):
+    return _eigh_stack(a, lower, compute_v=False)[0]
 
 
 # ---------------------------------------------------------------- ops
@@ -260,7 +307,7 @@ slogdet_p = FAMILY.op("slogdet", _slogdet_eval,
                       multiple_results=True)
 qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True)
 eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True)
-eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _scipy("eigvalsh", driver="evd"))
+eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _eigvalsh_impl)
 svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True)
 svdvals_p = FAMILY.op("svdvals", _svdvals_eval, _scipy("svdvals"))
 pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond))
