@@ -18,6 +18,12 @@ left to right; a path (``[(0, 1), (0, 1)]`` or NumPy's ``["einsum_path", ...]``)
 as given; any other string goes to ``opt_einsum`` when it is installed. Greedy can be far
 from optimal: for ``bij,jk,bk->bi`` it contracts ``bij,jk`` first (50x the flops).
 
+Each contraction is then *oriented* (which operand goes left, the order of its batch and
+contracted labels) so that the whole path copies the fewest elements: dot_general reads an
+operand as it is when its labels are batch, then free and contracted in either order, and
+the label order one step leaves is what the next step (and the gradient's contractions,
+which read the same intermediates) must take.
+
 >>> import numpy as np, tf_numba as tf
 >>> tf.einsum("bij,bjk->bik", np.ones((2, 3, 4)), np.ones((2, 4, 5))).shape
 (2, 3, 5)
