@@ -169,6 +169,14 @@ def test_float32_stays_float32_and_ints_become_float64():
     assert TL.inv(np.array([[2, 0], [0, 4]])).dtype == np.float64
 
 
+def test_eigh_of_empty_stacks_and_matrices_has_numpys_shapes():
+    for shape in ((0, 3, 3), (2, 0, 0), (0, 0)):
+        a = np.zeros(shape)
+        for ours, theirs in zip(TL.eigh(a), np.linalg.eigh(a)):
+            assert ours.shape == theirs.shape
+        assert TL.eigvalsh(a).shape == np.linalg.eigvalsh(a).shape
+
+
 def test_non_square_input_is_a_linalg_error():
     with pytest.raises(np.linalg.LinAlgError, match="square"):
         TL.inv(np.ones((2, 3)))
