@@ -273,8 +273,9 @@ def test_row_sums_are_numpys_pairwise_sums_bit_for_bit(dtype):
 
 
 def test_large_regions_run_as_prange_chunks_with_the_engines_width():
-    """Regions of >= PARALLEL_MIN_ELEMENTS run as numba.prange loops over chunks; results
-    do not depend on the thread count (full sums combine chunk partials in order)."""
+    """Regions of >= PARALLEL_MIN_ELEMENTS run as loops over chunks, numba.prange loops
+    when the engine allows more than one thread; results do not depend on the thread count
+    (full sums combine chunk partials in order either way)."""
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
 
@@ -289,7 +290,8 @@ def test_large_regions_run_as_prange_chunks_with_the_engines_width():
     results = []
     for threads in (1, 2):
         fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
-        assert "numba.prange(" in fj.lower(x, m).as_text()
+        # one thread runs chunked range() loops, two the prange variant: same bits
+        assert ("numba.prange(" in fj.lower(x, m).as_text()) == (threads > 1)
         results.append(fj(x, m))
     e = np.exp(np.sin(x) * x)
     want = (np.sum(e), np.sum(e, axis=-1), np.max(x, axis=-1), e * 2.0, np.sum(m * m),
@@ -301,8 +303,10 @@ def test_large_regions_run_as_prange_chunks_with_the_engines_width():
 
 def test_reductions_across_the_chunked_axis_stay_serial():
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(PARALLEL_MIN_ELEMENTS // 8, 8))
-    f = compiled(lambda x: tnp.sum(tnp.exp(x), axis=0))
+    f = tf.jit(lambda x: tnp.sum(tnp.exp(x), axis=0), tiered=False,
+               engine=CpuEngine(threads=2))
     assert "prange" not in f.lower(x).as_text()
     assert_ulp_close(f(x), np.sum(np.exp(x), axis=0), ulps=64)
 

@@ -19,22 +19,31 @@ from .transforms.simplify import simplify
 
 class Specialization:
     """A traced, simplified and prepared specialization of a jitted function."""
-    __slots__ = ("plan", "out_tree", "program")
+    __slots__ = ("plan", "out_tree", "program", "threads")
 
-    def __init__(self, plan, out_tree, program):
+    def __init__(self, plan, out_tree, program, threads=1):
         self.plan, self.out_tree, self.program = plan, out_tree, program
+        self.threads = threads
 
     def as_text(self):
-        return self.plan.as_text()
+        return self._running_plan().as_text()
+
+    def _running_plan(self):
+        """The plan calls run: the parallel variant when they get more than one thread
+        and it has parallel regions."""
+        if self.threads > 1 and self.plan.wide_variant().parallel:
+            return self.plan.wide_variant()
+        return self.plan
 
     def compile(self, *args):
         """Block until this specialization runs compiled (tiered plans compile in the
         background after their first call; pass the arguments to start it now)."""
-        if args and not self.plan.ready:
+        plan = self._running_plan()
+        if args and not plan.ready:
             leaves, _ = pytree.flatten(args)
-            self.plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x
-                           for x in leaves])       # one thread is enough to compile
-        self.plan.compile()
+            plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x
+                      for x in leaves], self.threads)
+        plan.compile()
         return self
 
 
@@ -64,7 +73,9 @@ class Jitted:
             return self.fn(*args, **kwargs)
         prepared, leaves = self._prepare(args, kwargs)
         out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves, self.threads))
-        if prepared.plan.ready and not kwargs and not self.static_argnums:
+        # (a wide call's plan.run picks and compiles its variant itself)
+        if ((prepared.plan.ready or self.threads > 1) and not kwargs
+                and not self.static_argnums):
             key = _fast_key(args)
             if key is not None:
                 self._fast[key] = _fast_call(prepared, self.threads)
@@ -132,7 +143,7 @@ class Jitted:
         # the same path as Runtime users: prepare through a runtime's plan cache
         runtime = default_runtime(self.tiered)
         prepared = runtime.prepare(program, traced.leaves, [CpuEngine.TARGET])
-        return Specialization(prepared.plan, traced.out_tree, program)
+        return Specialization(prepared.plan, traced.out_tree, program, self.threads)
 
     def lower(self, *args, **kwargs):
         """The Specialization for these arguments (``.as_text()`` prints it)."""
@@ -141,10 +152,11 @@ class Jitted:
 
 def _fast_call(prepared, threads):
     """The leanest call of a compiled specialization: straight into the kernel when the
-    plan is one serial kernel with nothing to convert and the output is one array."""
+    plan is one kernel with nothing to convert, the output is one array and one thread
+    runs it (more threads go through ``Plan.run``, which picks the parallel variant)."""
     plan = prepared.plan
     if (plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF
-            and not plan.parallel):
+            and threads == 1):
         kernel = plan.segments[0].kernel.dispatcher
         return lambda args: kernel(*args)
     out_tree = prepared.out_tree

@@ -33,9 +33,9 @@ def lowerable(eqn):
 class CompiledSegment:
     """One kernel: converts rank-0 inputs to scalars and rank-0 outputs back to NumPy."""
 
-    def __init__(self, program, kernel_cache):
+    def __init__(self, program, kernel_cache, parallel=False):
         self.program = program
-        self.source, self.steps = generate(program)
+        self.source, self.steps = generate(program, parallel=parallel)
         self.kernel = kernel_cache.get(self.source)
         self.cache = kernel_cache
         self.const_values = [c for _, c in program.consts]
@@ -97,9 +97,12 @@ class Plan:
     not the seconds numba needs to compile in a fresh process. ``compile()`` waits.
     """
 
-    def __init__(self, program, kernel_cache=KERNELS, tiered=None):
+    def __init__(self, program, kernel_cache=KERNELS, tiered=None, parallel=False):
         self.program = program
         self.segments = []
+        self.kernel_cache = kernel_cache
+        self.wide = parallel       # this variant's large regions are prange loops
+        self._wide_variant = None if not parallel else self
         self._build(program, kernel_cache)
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
@@ -108,6 +111,7 @@ class Plan:
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache):
+        parallel = self.wide
         groups, current = [], []
         for eqn in program.eqns:
             if lowerable(eqn):
@@ -142,7 +146,7 @@ class Plan:
             else:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
-            self.segments.append(CompiledSegment(sub, kernel_cache))
+            self.segments.append(CompiledSegment(sub, kernel_cache, parallel))
         # a kernel with a numba.prange region runs as wide as the caller's engine allows
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
@@ -151,12 +155,24 @@ class Plan:
                        and list(self.segments[0].program.outvars) == list(program.outvars))
 
     def run(self, args, threads=1):
-        """Outputs for ``args``; parallel regions use at most ``threads`` threads (the
-        caller's ``CpuEngine.threads``)."""
-        if self.parallel:
-            with _width(threads):
-                return self._run(args)
+        """Outputs for ``args`` with at most ``threads`` threads (the caller's
+        ``CpuEngine.threads``). One thread runs this plan's serial kernels; more run a
+        variant whose large regions are prange loops, built on first use (a parallel
+        kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
+        if threads > 1:
+            wide = self.wide_variant()
+            if wide.parallel:
+                with _width(threads):
+                    return wide._run(args)
         return self._run(args)
+
+    def wide_variant(self):
+        """The plan of the same program with parallel regions (self if it is one)."""
+        with self._lock:
+            if self._wide_variant is None:
+                self._wide_variant = Plan(self.program, self.kernel_cache, self.tiered,
+                                          parallel=True)
+            return self._wide_variant
 
     def _run(self, args):
         if self.ready:
