@@ -26,19 +26,12 @@ class Specialization:
         self.threads = threads
 
     def as_text(self):
-        return self._running_plan().as_text()
-
-    def _running_plan(self):
-        """The plan calls run: the parallel variant when they get more than one thread
-        and it has parallel regions."""
-        if self.threads > 1 and self.plan.wide_variant().parallel:
-            return self.plan.wide_variant()
-        return self.plan
+        return self.plan.variant_for(self.threads).as_text()
 
     def compile(self, *args):
         """Block until this specialization runs compiled (tiered plans compile in the
         background after their first call; pass the arguments to start it now)."""
-        plan = self._running_plan()
+        plan = self.plan.variant_for(self.threads)
         if args and not plan.ready:
             leaves, _ = pytree.flatten(args)
             plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x

@@ -167,7 +167,7 @@ def _emit_region(em, region):
     # those loops open and stored after they close (row sums and maxes stay in registers)
     local = {}                  # reduction outvar -> (level, accumulator name)
     inits = [[] for _ in range(rank + 1)]
-    par = _parallel_chunks(em, region, dims)
+    par = _chunking(em, region, dims)
 
     # outputs: arrays for materialized loop values, accumulators for reductions
     for eqn in region.eqns:
@@ -393,7 +393,7 @@ class _Chunks:
         self.arrays, self.inits, self.partials = [], [], []
 
 
-def _parallel_chunks(em, region, dims):
+def _chunking(em, region, dims):
     """The chunking of a large region (a prange loop in a plan's parallel variant, a range
     loop in its serial one, so both compute the same bits), or None (a plain loop nest).
 

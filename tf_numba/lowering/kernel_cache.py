@@ -28,6 +28,8 @@ def _njit_options(source, cache=True):
     """numba options for a kernel: ``parallel`` only when its source has a ``prange``
     (numba's parfor passes cost compile time and would rewrite other array code)."""
     return dict(_NJIT_OPTIONS, cache=cache, parallel="numba.prange(" in source)
+
+
 SLOW_COMPILE_NOTICE_SECONDS = 1.0
 
 

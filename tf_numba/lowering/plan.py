@@ -101,17 +101,15 @@ class Plan:
         self.program = program
         self.segments = []
         self.kernel_cache = kernel_cache
-        self.wide = parallel       # this variant's large regions are prange loops
-        self._wide_variant = None if not parallel else self
-        self._build(program, kernel_cache)
+        self._wide_variant = self if parallel else None     # see variant_for
+        self._build(program, kernel_cache, parallel)
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
         self.ready = False
         self._compiling = None
         self._lock = threading.Lock()
 
-    def _build(self, program, kernel_cache):
-        parallel = self.wide
+    def _build(self, program, kernel_cache, parallel):
         groups, current = [], []
         for eqn in program.eqns:
             if lowerable(eqn):
@@ -159,20 +157,26 @@ class Plan:
         ``CpuEngine.threads``). One thread runs this plan's serial kernels; more run a
         variant whose large regions are prange loops, built on first use (a parallel
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
-        if threads > 1:
-            wide = self.wide_variant()
-            if wide.parallel:
-                with _width(threads):
-                    return wide._run(args)
-        return self._run(args)
+        plan = self.variant_for(threads)
+        if plan.parallel:
+            with _width(threads):
+                return plan._run(args)
+        return plan._run(args)
 
-    def wide_variant(self):
-        """The plan of the same program with parallel regions (self if it is one)."""
-        with self._lock:
-            if self._wide_variant is None:
-                self._wide_variant = Plan(self.program, self.kernel_cache, self.tiered,
-                                          parallel=True)
-            return self._wide_variant
+    def variant_for(self, threads):
+        """The plan that runs with ``threads``: this one on one thread, else the variant
+        of the same program whose large regions are prange loops (built on first use),
+        when it has any."""
+        if threads <= 1:
+            return self
+        wide = self._wide_variant
+        if wide is None:
+            with self._lock:
+                if self._wide_variant is None:
+                    self._wide_variant = Plan(self.program, self.kernel_cache, self.tiered,
+                                              parallel=True)
+                wide = self._wide_variant
+        return wide if wide.parallel else self
 
     def _run(self, args):
         if self.ready:

@@ -22,10 +22,11 @@ class EngineTarget(tuple):
 class CpuEngine:
     """The CPU engine. ``threads`` is the width the caller allows (default: 1).
 
-    Generated kernels run on the calling thread; loop nests over large iteration spaces
-    are ``numba.prange`` loops, and ``threads`` is how many threads those use, set for
-    the duration of each run (capped at numba's ``NUMBA_NUM_THREADS``). BLAS calls follow
-    the BLAS library's own setting (``OPENBLAS_NUM_THREADS``).
+    Generated kernels run on the calling thread. With ``threads`` > 1 a plan runs its
+    parallel variant, whose loops over large iteration spaces are ``numba.prange`` loops
+    using that many threads for the duration of the run (capped at numba's
+    ``NUMBA_NUM_THREADS``). BLAS calls follow the BLAS library's own setting
+    (``OPENBLAS_NUM_THREADS``).
     """
 
     TARGET = EngineTarget("cpu:0", "cpu")
