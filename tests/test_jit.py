@@ -198,6 +198,13 @@ def test_disk_cache_serves_a_fresh_process_and_rebuilds_corrupt_entries(tmp_path
     assert damaged.returncode == 0, damaged.stderr
 
 
+def test_compiles_are_counted_with_the_disk_cache_off(tmp_path):
+    env = dict(_env(tmp_path), TF_NUMBA_CACHE_DIR="off")
+    run = _run(CHILD.format(k=3), env)
+    assert run.returncode == 0 and run.stdout.split() == ["1", "0"], run.stderr
+    assert not list(tmp_path.iterdir())
+
+
 def test_two_processes_writing_the_same_entry_both_succeed(tmp_path):
     env = _env(tmp_path)
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD.format(k=5))],

@@ -31,6 +31,7 @@ def _njit_options(source, cache=True):
 
 
 SLOW_COMPILE_NOTICE_SECONDS = 1.0
+KERNEL_MODULE_PREFIX = "tf_numba_kernel_"   # the module name of every generated kernel
 
 
 def default_cache_dir():
@@ -108,7 +109,7 @@ class KernelCache:
         text = _HEADER.format(version=FORMAT_VERSION) + source
         directory = self._module_dir()
         if directory is None:
-            namespace = {}
+            namespace = {"__name__": f"{KERNEL_MODULE_PREFIX}{key}"}
             exec(compile(text, f"<tf_numba kernel {key}>", "exec"), namespace)
             options = _njit_options(source, cache=False)
             return Kernel(key, source, numba.njit(**options)(namespace[fn_name]), None)
@@ -116,7 +117,7 @@ class KernelCache:
         if not _has_text(path, text):
             _atomic_write(path, text)
             self.stats["disk_writes"] += 1
-        name = f"tf_numba_kernel_{key}"
+        name = f"{KERNEL_MODULE_PREFIX}{key}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         # numba pickles the module name into its cache entry and re-imports it on load
@@ -146,7 +147,8 @@ class KernelCache:
             entries = len(self._entries)
             nbytes = sum(len(k.source) for k in self._entries.values())
         return dict(entries=entries, hits=self.stats["hits"], misses=self.stats["misses"],
-                    compiles=self.stats["compiles"], disk_hits=self.stats["disk_hits"],
+                    compiles=self.stats["compiles"],
+                    helper_compiles=self.stats["helper_compiles"], disk_hits=self.stats["disk_hits"],
                     disk_writes=self.stats["disk_writes"], waits=self.stats["waits"],
                     evictions=self.stats["evictions"], bytes=nbytes,
                     directory=self.directory)
@@ -235,7 +237,7 @@ class _CompileCounter(numba.core.event.Listener):
         if _cache_hits(dispatcher) > started[1]:
             return
         elapsed = time.perf_counter() - started[0]
-        KERNELS.stats["compiles"] += 1
+        KERNELS.stats[_COMPILE_KINDS[_is_kernel(dispatcher)]] += 1
         if elapsed > SLOW_COMPILE_NOTICE_SECONDS:
             print(f"tf_numba: compiling a kernel took {elapsed:.1f} s", file=sys.stderr)
 
@@ -248,9 +250,22 @@ def _wants_slp(dispatcher):
             or "vreduce" in fn.__code__.co_names)
 
 
+def _module_of(dispatcher):
+    return getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+
+
 def _is_ours(dispatcher):
-    module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
-    return module.startswith("tf_numba")
+    return _module_of(dispatcher).startswith("tf_numba")
+
+
+def _is_kernel(dispatcher):
+    return _module_of(dispatcher).startswith(KERNEL_MODULE_PREFIX)
+
+
+# A generated kernel counts as a compile; a library helper it calls (vreduce, vmath, loops)
+# is compiled once per install into the package's numba cache, and only when a kernel that
+# uses it compiles, so it is counted apart: a kernel loaded from disk compiles no helper.
+_COMPILE_KINDS = {True: "compiles", False: "helper_compiles"}
 
 
 def _cache_hits(dispatcher):
