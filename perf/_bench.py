@@ -181,6 +181,16 @@ def wide_engine():
     return CpuEngine(threads=os.cpu_count())
 
 
+def cores_used(fn, seconds=0.3):
+    """How many cores ``fn`` keeps busy: this process's CPU time over wall time while it
+    runs back to back (a multi-threaded library shows more than 1)."""
+    fn()
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        fn()
+    return (time.process_time() - cpu) / (time.perf_counter() - wall)
+
+
 def _calibrate(fn, batch_seconds):
     """(calls per timed batch, estimated seconds per call): a batch lasts ~``batch_seconds``.
 

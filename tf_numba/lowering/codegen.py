@@ -5,6 +5,8 @@ The kernel takes the program inputs (rank-0 inputs as scalars), runs the steps f
 ``lower`` rule of their primitive — and returns the outputs as a tuple. Dims are written
 through ``DimEnv``, so the same source serves every length it is valid for.
 """
+import collections
+
 import numpy as np
 
 from ..core import dtypes
@@ -13,7 +15,7 @@ from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from . import unrolled
 from .dims import DimEnv
-from .partition import REDUCTIONS, FusedRegion, is_outer_product, partition
+from .partition import REDUCTIONS, FusedRegion, is_fusible, is_outer_product, partition
 from . import vreduce
 from .scalar_exprs import ctor, expression, literal, typed
 
@@ -52,6 +54,9 @@ class Emitter:
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
         self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
+        self.private = set()        # values no output can reach: allocated from ``ws``
+        self.uses = collections.Counter()   # top-level value -> equations reading it
+        self.uses_workspace = False
 
     def emit(self, line):
         self.lines.append("    " * self.indent + line)
@@ -78,11 +83,15 @@ class Emitter:
         Inside a loop the array is allocated once, before the outermost loop, and every
         iteration reuses it: the loop rules copy whatever outlives an iteration
         (``control``). A value with a ``destinations`` entry (a loop's output row or next
-        carry) is written straight there.
+        carry) is written straight there. A top-level value no output can reach comes
+        from the kernel's workspace (``workspace``), which outlives the call.
         """
         slot = self.destinations.pop(v, None)
         if slot is not None:
             self.emit(f"{name} = {slot}")
+        elif v in self.private and self.hoisted is None and self.indent == 1:
+            self.uses_workspace = True
+            self.emit(f"{name} = workspace.take(ws, {shape}, {ctor(v.aval.dtype)})")
         elif self.hoisted is not None and self.dims.writable(v.aval.shape):
             self.hoisted.append(f"{name} = np.empty({self.shape(v.aval.shape)}, "
                                 f"{ctor(v.aval.dtype)})")
@@ -104,6 +113,8 @@ def generate(program, name="kernel", parallel=False):
     dims = DimEnv(program.in_avals, in_names)
     em = Emitter(program, dims)
     em.parallel = parallel
+    em.private = private_values(program)
+    em.uses.update(v for eqn in program.eqns for v in eqn.invars if type(v) is Var)
     for v, n in zip(program.invars, in_names):
         em.names[v] = n
     for i, (v, _) in enumerate(program.consts):
@@ -113,9 +124,29 @@ def generate(program, name="kernel", parallel=False):
     # one output is returned bare: boxing a 1-tuple costs numba a noticeable part of a
     # small kernel's call
     em.emit(f"return {outs}" if len(program.outvars) == 1 else f"return ({outs})")
-    params = ", ".join(in_names + [f"c{i}" for i in range(len(program.consts))])
-    header = [f"def {name}({params}):"]
+    params = in_names + [f"c{i}" for i in range(len(program.consts))]
+    header = [f"def {name}({', '.join(params + ['ws'] * em.uses_workspace)}):"]
+    if em.uses_workspace:
+        header.append("    ws[1][0] = 0; ws[1][1] = 0")
     return "\n".join(header + em.lines) + "\n", steps
+
+
+def consumable(em, v):
+    """May the step reading ``v`` overwrite its array: made by this kernel, no output can
+    reach it, and that step is its only reader."""
+    return type(v) is Var and v in em.private and em.uses[v] == 1
+
+
+def private_values(program):
+    """Top-level values that no program output can reach, not even as a view, so their
+    arrays may live in a workspace reused by the next call. A fusible equation writes a
+    fresh array; any other step (a reshape, a loop, a library call) is taken to possibly
+    return a view of any of its operands."""
+    reachable = {v for v in program.outvars if type(v) is Var}
+    for eqn in reversed(program.eqns):
+        if not is_fusible(eqn) and any(v in reachable for v in eqn.outvars):
+            reachable.update(v for v in eqn.invars if type(v) is Var)
+    return {v for eqn in program.eqns for v in eqn.outvars if v not in reachable}
 
 
 def emit_program(em, program):

@@ -11,6 +11,7 @@ from ..core import dtypes
 from ..core.primitive import register
 from ..ops import contraction, indexing, layout, reductions, sorting
 from . import loops, unrolled
+from .codegen import consumable
 from .scalar_exprs import ctor
 
 
@@ -405,8 +406,10 @@ def _scatter(em, ins, outs, eqn):
     em.emit(f"{updates} = np.ascontiguousarray({upd}).reshape(({rows}.shape[0], "
             f"{table}.shape[1]))")
     result = em.fresh("scattered")
+    # the operand's last use: combine into it rather than into a copy of it
+    inplace = consumable(em, eqn.invars[0])
     em.emit(f"{result} = loops.scatter_rows({table}, {rows}, {updates}, "
-            f"loops.{_SCATTER[eqn.prim.name]})")
+            f"loops.{_SCATTER[eqn.prim.name]}, {inplace})")
     _unrows(em, outs[0], result, f"{x}.shape", perm)
 
 

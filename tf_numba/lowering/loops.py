@@ -102,10 +102,10 @@ SCATTER_ADD, SCATTER_SET, SCATTER_MUL = 0, 1, 2
 
 
 @_jit
-def scatter_rows(x, rows, updates, mode):
-    """Combine ``updates`` rows into a copy of ``x`` at ``rows``; duplicates: add/multiply,
-    or the last one wins for set."""
-    out = x.copy()
+def scatter_rows(x, rows, updates, mode, inplace):
+    """Combine ``updates`` rows into ``x`` (``inplace``) or a copy of it, at ``rows``;
+    duplicates: add/multiply, or the last one wins for set."""
+    out = x if inplace else x.copy()
     for b in range(rows.shape[0]):
         r = rows[b]
         for c in range(x.shape[1]):

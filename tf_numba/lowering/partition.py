@@ -60,6 +60,11 @@ def _space(eqn):
     return None
 
 
+def is_fusible(eqn):
+    """Does ``eqn`` run inside a fused region (its array output then freshly written)."""
+    return _space(eqn) is not None
+
+
 def _fits(region, eqn):
     """Can ``eqn`` join ``region``: its region-made inputs must be loop scalars of this space."""
     if reads_through_index_map(eqn):

@@ -20,6 +20,7 @@ from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from .codegen import generate
 from .kernel_cache import KERNELS
+from .workspace import Workspaces
 from .partition import REDUCTIONS
 from .scalar_exprs import is_elementwise, supports_dtype
 
@@ -46,6 +47,9 @@ class CompiledSegment:
         # nothing to convert on the way in or out: call the kernel directly
         self.plain = not (self.scalar_in or self.const_values or self.scalar_out)
         self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
+        # the kernel takes its private intermediates from a workspace (its last parameter)
+        self.workspaces = Workspaces() if self.source.split(":", 1)[0].endswith("ws)") else None
+        self.plain = self.plain and self.workspaces is None
         self.first = True
 
     def __call__(self, args):
@@ -65,11 +69,17 @@ class CompiledSegment:
         return args
 
     def _convert(self, args, first=False):
+        workspaces = self.workspaces
+        if workspaces is not None:
+            ws = workspaces.acquire()
+            args = list(args) + [ws]
         if first:
             outs = self.cache.call_first(self.kernel, args)
             self.first = False
         else:
             outs = self.kernel.dispatcher(*args)
+        if workspaces is not None:
+            workspaces.release(ws)
         if self.bare:
             outs = (outs,)
         if self.scalar_out:
