@@ -174,9 +174,11 @@ def test_float32_round_trip_rounds_correctly(loop, fn):
 def _vectorized(loop):
     x = np.linspace(0.5, 2.0, 64)
     _apply(loop, x)
-    # a vector divide appears only if LLVM vectorized the loop, not when it only paired
-    # scalar operations inside vmath's function
-    return re.search(r"fdiv[^\n]*<\d+ x double>", loop.inspect_llvm(loop.signatures[0]))
+    # a vector divide, or a multiply at least 4 lanes wide, appears only if LLVM
+    # vectorized the loop, not when it only paired scalar operations inside vmath's
+    # function (<2 x double>)
+    return re.search(r"fdiv[^\n]*<\d+ x double>|(fmul|fma)[^\n]*<(4|8|16) x double>",
+                     loop.inspect_llvm(loop.signatures[0]))
 
 
 @pytest.mark.parametrize("loop", [_exp_loop, _tanh_loop, _log_loop])
