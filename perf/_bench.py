@@ -181,6 +181,19 @@ def wide_engine():
     return CpuEngine(threads=os.cpu_count())
 
 
+def numpy_blas_threads():
+    """How many threads NumPy's BLAS runs here (report.py's one-thread runs set
+    ``OPENBLAS_NUM_THREADS=1``; otherwise OpenBLAS takes every core)."""
+    return int(os.environ.get("OPENBLAS_NUM_THREADS") or os.cpu_count())
+
+
+def tf_as_wide_as_numpy():
+    """The tf_numba row to set against NumPy's BLAS: jit's default engine (one thread,
+    its BLAS one thread wide too) when NumPy's BLAS runs one thread, else the all-cores
+    engine's row."""
+    return TF if numpy_blas_threads() == 1 else TF_WIDE
+
+
 def cores_used(fn, seconds=0.3):
     """How many cores ``fn`` keeps busy: this process's CPU time over wall time while it
     runs back to back (a multi-threaded library shows more than 1)."""

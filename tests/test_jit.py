@@ -349,3 +349,30 @@ def test_parallel_plans_run_from_many_threads_at_once():
     for t in threads:
         t.join()
     assert results == [want] * 20
+
+
+def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
+    from tf_numba.lowering import blas_threads
+    from tf_numba.runtime import CpuEngine
+    if blas_threads.set_width is None:
+        pytest.skip("this BLAS offers no way to set its thread count")
+    real, seen = blas_threads.set_width, []
+
+    def recording(threads):
+        seen.append(threads)
+        return real(threads)
+
+    before = real(3)
+    monkeypatch.setattr(blas_threads, "set_width", recording)
+    try:
+        a, b = RNG.normal(size=(40, 30)), RNG.normal(size=(30, 20))
+        for threads in (1, 2):
+            f = compiled(lambda a, b: a @ b, engine=CpuEngine(threads=threads))
+            for _ in range(3):                  # the fast path too
+                np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)
+            assert seen[-6:] == [threads, 3] * 3
+        seen.clear()
+        compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
+        assert seen == []
+    finally:
+        assert real(before) == 3

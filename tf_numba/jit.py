@@ -145,11 +145,12 @@ class Jitted:
 
 def _fast_call(prepared, threads):
     """The leanest call of a compiled specialization: straight into the kernel when the
-    plan is one kernel with nothing to convert, the output is one array and one thread
-    runs it (more threads go through ``Plan.run``, which picks the parallel variant)."""
+    plan is one kernel with nothing to convert, the output is one array, one thread runs
+    it and it calls no BLAS (otherwise ``Plan.run`` picks the parallel variant and sets
+    the BLAS width)."""
     plan = prepared.plan
     if (plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF
-            and threads == 1):
+            and threads == 1 and not plan.blas):
         kernel = plan.segments[0].kernel.dispatcher
         return lambda args: kernel(*args)
     out_tree = prepared.out_tree

@@ -18,11 +18,15 @@ from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
+from . import blas_threads
 from .codegen import generate
 from .kernel_cache import KERNELS
 from .workspace import Workspaces
 from .partition import REDUCTIONS
 from .scalar_exprs import is_elementwise, supports_dtype
+
+
+LINALG_FAMILY = "tf_numba.linalg.v1"      # its host steps call LAPACK on numba's BLAS
 
 
 def lowerable(eqn):
@@ -155,9 +159,13 @@ class Plan:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(sub, kernel_cache, parallel))
-        # a kernel with a numba.prange region runs as wide as the caller's engine allows
+        # a kernel with a numba.prange region runs as wide as the caller's engine allows,
+        # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
+        self.blas = blas_threads.set_width is not None and any(
+            "np.dot(" in seg.source if type(seg) is CompiledSegment
+            else seg.eqn.prim.family == LINALG_FAMILY for seg in self.segments)
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
                        and list(self.segments[0].program.outvars) == list(program.outvars))
@@ -168,10 +176,17 @@ class Plan:
         variant whose large regions are prange loops, built on first use (a parallel
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
-        if plan.parallel:
-            with _width(threads):
-                return plan._run(args)
-        return plan._run(args)
+        if plan.blas:
+            before = blas_threads.set_width(threads)
+            try:
+                return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
+            finally:
+                blas_threads.set_width(before)
+        return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
+
+    def _run_wide(self, args, threads):
+        with _width(threads):
+            return self._run(args)
 
     def variant_for(self, threads):
         """The plan that runs with ``threads``: this one on one thread, else the variant
