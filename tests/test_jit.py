@@ -259,7 +259,7 @@ def test_length_one_contractions_fuse_as_outer_products_in_any_layout():
         assert got.dtype == ref.dtype
         assert_ulp_close(got, ref, ulps=2)
     source = f.lower(col, row, batch_a, batch_b).as_text()
-    assert "np.dot" not in source
+    assert "matmul_into" not in source and "np.dot" not in source
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -356,23 +356,31 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
     from tf_numba.runtime import CpuEngine
     if blas_threads.set_width is None:
         pytest.skip("this BLAS offers no way to set its thread count")
-    real, seen = blas_threads.set_width, []
+    real_set, real_restore, seen = blas_threads.set_width, blas_threads.restore, []
 
-    def recording(threads):
+    def recording_set(threads):
         seen.append(threads)
-        return real(threads)
+        return real_set(threads)
 
-    before = real(3)
-    monkeypatch.setattr(blas_threads, "set_width", recording)
+    def recording_restore(widths):
+        seen.append(list(widths))
+        real_restore(widths)
+
+    before = real_set(3)
+    monkeypatch.setattr(blas_threads, "set_width", recording_set)
+    monkeypatch.setattr(blas_threads, "restore", recording_restore)
     try:
         a, b = RNG.normal(size=(40, 30)), RNG.normal(size=(30, 20))
+        big = RNG.normal(size=(128, 128))       # a product NumPy's BLAS computes
         for threads in (1, 2):
             f = compiled(lambda a, b: a @ b, engine=CpuEngine(threads=threads))
             for _ in range(3):                  # the fast path too
                 np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)
-            assert seen[-6:] == [threads, 3] * 3
+            widths = [3] * len(before)
+            assert seen[-6:] == [threads, widths] * 3
+            np.testing.assert_array_equal(f(big, big), big @ big)
         seen.clear()
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []
     finally:
-        assert real(before) == 3
+        real_restore(before)

@@ -6,8 +6,9 @@ OpenBLAS of its own. Each keeps a pool of worker threads that spin after a call.
 both pools two threads wide on two cores, a loop alternating NumPy and compiled matmuls
 (a 784-256-10 MLP step: NumPy's 0.65 ms, the numba one's 1.1 ms) took 8 ms per pair, up
 to 70 ms, as each library's workers waited for cores the other's were spinning on; with
-the kernels' BLAS one thread wide the pair took 2.3 ms. So a plan sets that BLAS's
-thread count to the engine's width for the duration of a run, like numba's own threads.
+the kernels' BLAS one thread wide the pair took 2.3 ms. So a plan sets the thread count
+of both (large products run on NumPy's, ``loops.matmul_into``) to the engine's width for
+the duration of a run, like numba's own threads.
 
 OpenBLAS built with pthreads (the wheels) has no per-thread count: its
 ``openblas_set_num_threads_local`` sets the process-wide one, so callers running plans of
@@ -43,11 +44,11 @@ def _library_of_numba_blas():
     return info.dli_fname.decode()
 
 
-def _find_setter():
+def _setter_in(path):
+    """The thread-count setter of the BLAS that the module at ``path`` links, or None."""
     try:
-        path = _library_of_numba_blas()
-        lib = ctypes.CDLL(path) if path else None
-    except (ImportError, OSError, AttributeError, KeyError):
+        lib = ctypes.CDLL(path)
+    except OSError:
         return None
     for name in _SETTERS:
         setter = getattr(lib, name, None)
@@ -58,6 +59,40 @@ def _find_setter():
     return None
 
 
-# ``set_width(threads) -> width before`` (0.25 us a call; a context manager would cost 1.7 us
-# per run), or None where the library offers no way to set it
-set_width = _find_setter()
+def _find_setters():
+    """Setters of numba's BLAS (SciPy's) and of NumPy's (``loops.matmul_into`` runs large
+    products there), each once."""
+    paths = []
+    try:
+        paths.append(_library_of_numba_blas())
+    except (ImportError, AttributeError, KeyError, OSError):
+        pass
+    from numpy._core import _multiarray_umath
+    paths.append(_multiarray_umath.__file__)
+    setters, seen = [], set()
+    for path in filter(None, paths):
+        setter = _setter_in(path)
+        address = setter and ctypes.cast(setter, ctypes.c_void_p).value
+        if setter is not None and address not in seen:
+            seen.add(address)
+            setters.append(setter)
+    return setters
+
+
+_SETTER_FNS = _find_setters()
+
+
+def _set_all(threads):
+    return [setter(threads) for setter in _SETTER_FNS]
+
+
+def _restore_all(before):
+    for setter, width in zip(_SETTER_FNS, before):
+        setter(width)
+
+
+# ``set_width(threads) -> widths before`` and ``restore(widths)`` (~0.25 us per library
+# and call; a context manager would cost 1.7 us per run), or None where no BLAS here
+# offers a way to set its thread count
+set_width = _set_all if _SETTER_FNS else None
+restore = _restore_all

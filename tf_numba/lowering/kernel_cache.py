@@ -269,7 +269,8 @@ _COMPILE_KINDS = {True: "compiles", False: "helper_compiles"}
 
 
 def _cache_hits(dispatcher):
-    return sum(dispatcher.stats.cache_hits.values())
+    stats = getattr(dispatcher, "stats", None)     # an object-mode block's has none
+    return 0 if stats is None else sum(stats.cache_hits.values())
 
 
 numba.core.event.register("numba:compile", _CompileCounter())

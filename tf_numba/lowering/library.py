@@ -249,9 +249,11 @@ def _dot_general(em, ins, outs, eqn):
         _matvec_rows(em, prod, (lhs, lt), (rhs, rt), vector_on_right=not rf)
     elif lb:
         em.emit(f"for bi in range({lhs}.shape[0]):")
-        em.emit(f"    np.dot({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
+        em.emit(f"    loops.matmul_into({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, "
+                f"{prod}[bi])")
     else:
-        em.emit(f"np.dot({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, {prod}[0])")
+        em.emit(f"loops.matmul_into({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, "
+                f"{prod}[0])")
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
 

@@ -27,6 +27,7 @@ from .scalar_exprs import is_elementwise, supports_dtype
 
 
 LINALG_FAMILY = "tf_numba.linalg.v1"      # its host steps call LAPACK on numba's BLAS
+BLAS_CALLS = ("loops.matmul_into(", "np.dot(")      # what a kernel calls BLAS through
 
 
 def lowerable(eqn):
@@ -164,7 +165,7 @@ class Plan:
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
         self.blas = blas_threads.set_width is not None and any(
-            "np.dot(" in seg.source if type(seg) is CompiledSegment
+            any(call in seg.source for call in BLAS_CALLS) if type(seg) is CompiledSegment
             else seg.eqn.prim.family == LINALG_FAMILY for seg in self.segments)
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
@@ -181,7 +182,7 @@ class Plan:
             try:
                 return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
             finally:
-                blas_threads.set_width(before)
+                blas_threads.restore(before)
         return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
 
     def _run_wide(self, args, threads):
@@ -189,10 +190,13 @@ class Plan:
             return self._run(args)
 
     def variant_for(self, threads):
-        """The plan that runs with ``threads``: this one on one thread, else the variant
-        of the same program whose large regions are prange loops (built on first use),
-        when it has any."""
-        if threads <= 1:
+        """The plan that runs with ``threads``: this one on one thread or when it calls
+        BLAS (which then runs that wide), else the variant of the same program whose large
+        regions are prange loops (built on first use), when it has any."""
+        if threads <= 1 or self.blas:
+            # BLAS gets the width instead: OpenMP's workers spin after a prange loop and
+            # OpenBLAS's after a call, so both pools wide on two cores took a 784-256-10
+            # MLP step from 1.2 ms to 16 ms
             return self
         wide = self._wide_variant
         if wide is None:
