@@ -352,35 +352,39 @@ def test_parallel_plans_run_from_many_threads_at_once():
 
 
 def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
-    from tf_numba.lowering import blas_threads
+    from tf_numba.lowering import blas_threads, loops
     from tf_numba.runtime import CpuEngine
-    if blas_threads.set_width is None:
+    libraries = blas_threads.setters(True, True)
+    if not libraries:
         pytest.skip("this BLAS offers no way to set its thread count")
     real_set, real_restore, seen = blas_threads.set_width, blas_threads.restore, []
 
-    def recording_set(threads):
-        seen.append(threads)
-        return real_set(threads)
+    def recording_set(chosen, threads):
+        seen.append((len(chosen), threads))
+        return real_set(chosen, threads)
 
-    def recording_restore(widths):
+    def recording_restore(chosen, widths):
         seen.append(list(widths))
-        real_restore(widths)
+        real_restore(chosen, widths)
 
-    before = real_set(3)
+    before = real_set(libraries, 3)
     monkeypatch.setattr(blas_threads, "set_width", recording_set)
     monkeypatch.setattr(blas_threads, "restore", recording_restore)
     try:
         a, b = RNG.normal(size=(40, 30)), RNG.normal(size=(30, 20))
-        big = RNG.normal(size=(128, 128))       # a product NumPy's BLAS computes
+        big = RNG.normal(size=(128, 128))       # 2^21 multiply-adds: NumPy's BLAS
+        assert 128 ** 3 >= loops.NUMPY_BLAS_MIN_MACS > 40 * 30 * 20
         for threads in (1, 2):
             f = compiled(lambda a, b: a @ b, engine=CpuEngine(threads=threads))
             for _ in range(3):                  # the fast path too
                 np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)
-            widths = [3] * len(before)
-            assert seen[-6:] == [threads, widths] * 3
+            numba_blas = blas_threads.setters(True, False)
+            assert seen[-6:] == [(len(numba_blas), threads), [3] * len(numba_blas)] * 3
             np.testing.assert_array_equal(f(big, big), big @ big)
+            numpy_blas = blas_threads.setters(False, True)
+            assert seen[-2:] == [(len(numpy_blas), threads), [3] * len(numpy_blas)]
         seen.clear()
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []
     finally:
-        real_restore(before)
+        real_restore(libraries, before)

@@ -59,40 +59,44 @@ def _setter_in(path):
     return None
 
 
-def _find_setters():
-    """Setters of numba's BLAS (SciPy's) and of NumPy's (``loops.matmul_into`` runs large
-    products there), each once."""
-    paths = []
+def _numba_blas_setter():
     try:
-        paths.append(_library_of_numba_blas())
+        path = _library_of_numba_blas()
     except (ImportError, AttributeError, KeyError, OSError):
-        pass
+        return None
+    return path and _setter_in(path)
+
+
+def _numpy_blas_setter():
     from numpy._core import _multiarray_umath
-    paths.append(_multiarray_umath.__file__)
-    setters, seen = [], set()
-    for path in filter(None, paths):
-        setter = _setter_in(path)
-        address = setter and ctypes.cast(setter, ctypes.c_void_p).value
-        if setter is not None and address not in seen:
-            seen.add(address)
-            setters.append(setter)
-    return setters
+    return _setter_in(_multiarray_umath.__file__)
 
 
-_SETTER_FNS = _find_setters()
+def _same(a, b):
+    return (a is not None and b is not None
+            and ctypes.cast(a, ctypes.c_void_p).value == ctypes.cast(b, ctypes.c_void_p).value)
 
 
-def _set_all(threads):
-    return [setter(threads) for setter in _SETTER_FNS]
+# ``setter(threads) -> width before`` for numba's BLAS (SciPy's: small products, LAPACK)
+# and NumPy's (large products, ``loops.matmul_into``), None where that library offers no
+# way to set it. ~0.25 us a call, so a plan calls only those its products use.
+NUMBA_BLAS = _numba_blas_setter()
+NUMPY_BLAS = _numpy_blas_setter()
+if _same(NUMBA_BLAS, NUMPY_BLAS):
+    NUMPY_BLAS = None
 
 
-def _restore_all(before):
-    for setter, width in zip(_SETTER_FNS, before):
+def setters(numba_blas, numpy_blas):
+    """The setters of the libraries a plan calls."""
+    return [s for s, used in ((NUMBA_BLAS, numba_blas), (NUMPY_BLAS, numpy_blas))
+            if used and s is not None]
+
+
+def set_width(chosen, threads):
+    """Each of ``chosen`` setters to ``threads``; returns the widths before."""
+    return [setter(threads) for setter in chosen]
+
+
+def restore(chosen, widths):
+    for setter, width in zip(chosen, widths):
         setter(width)
-
-
-# ``set_width(threads) -> widths before`` and ``restore(widths)`` (~0.25 us per library
-# and call; a context manager would cost 1.7 us per run), or None where no BLAS here
-# offers a way to set its thread count
-set_width = _set_all if _SETTER_FNS else None
-restore = _restore_all

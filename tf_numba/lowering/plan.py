@@ -11,6 +11,7 @@ import sys
 import threading
 
 import numba
+import numpy as np
 
 from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
@@ -18,7 +19,7 @@ from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
-from . import blas_threads
+from . import blas_threads, loops
 from .codegen import generate
 from .kernel_cache import KERNELS
 from .workspace import Workspaces
@@ -27,7 +28,6 @@ from .scalar_exprs import is_elementwise, supports_dtype
 
 
 LINALG_FAMILY = "tf_numba.linalg.v1"      # its host steps call LAPACK on numba's BLAS
-BLAS_CALLS = ("loops.matmul_into(", "np.dot(")      # what a kernel calls BLAS through
 
 
 def lowerable(eqn):
@@ -164,9 +164,7 @@ class Plan:
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
-        self.blas = blas_threads.set_width is not None and any(
-            any(call in seg.source for call in BLAS_CALLS) if type(seg) is CompiledSegment
-            else seg.eqn.prim.family == LINALG_FAMILY for seg in self.segments)
+        self.blas = blas_threads.setters(*_blas_libraries(self.segments))
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
                        and list(self.segments[0].program.outvars) == list(program.outvars))
@@ -178,11 +176,11 @@ class Plan:
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
         if plan.blas:
-            before = blas_threads.set_width(threads)
+            before = blas_threads.set_width(plan.blas, threads)
             try:
                 return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
             finally:
-                blas_threads.restore(before)
+                blas_threads.restore(plan.blas, before)
         return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
 
     def _run_wide(self, args, threads):
@@ -307,6 +305,43 @@ def _width(threads):
             yield
         finally:
             numba.set_num_threads(before)
+
+
+def _blas_libraries(segments):
+    """(numba's BLAS, NumPy's BLAS): which of the two a plan's steps may call. Products of
+    known size go to one (``loops.matmul_into``); LAPACK host steps use numba's."""
+    numba_blas = numpy_blas = False
+    for seg in segments:
+        if type(seg) is InterpretedStep:
+            numba_blas |= seg.eqn.prim.family == LINALG_FAMILY
+        elif "loops.matmul_into(" in seg.source:
+            for eqn in _products(seg.program):
+                macs = _macs_per_matrix(eqn)
+                numba_blas |= macs is None or macs < loops.NUMPY_BLAS_MIN_MACS
+                numpy_blas |= macs is None or macs >= loops.NUMPY_BLAS_MIN_MACS
+    return numba_blas, numpy_blas
+
+
+def _products(program):
+    """The dot_general equations of ``program`` and of the programs its loops carry."""
+    for eqn in program.eqns:
+        if eqn.prim.name == "dot_general":
+            yield eqn
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(sub, Program):
+                    yield from _products(sub)
+
+
+def _macs_per_matrix(eqn):
+    """Multiply-adds of one matrix product of a dot_general (batch dims aside), or None
+    when its dims are symbolic."""
+    (lc, _), (lb, _) = eqn.params["dimension_numbers"]
+    out, lhs = eqn.outvars[0].aval.shape, eqn.invars[0].aval.shape
+    dims = list(out[len(lb):]) + [lhs[d] for d in lc]
+    if not all(type(d) is int for d in dims):
+        return None
+    return int(np.prod(dims, dtype=np.int64))
 
 
 def _read(env, v):
