@@ -376,10 +376,12 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
         assert 128 ** 3 >= loops.NUMPY_BLAS_MIN_MACS > 40 * 30 * 20
         for threads in (1, 2):
             f = compiled(lambda a, b: a @ b, engine=CpuEngine(threads=threads))
+            f(a, b)                             # compiles (a run that sets no width)
             for _ in range(3):                  # the fast path too
                 np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)
             numba_blas = blas_threads.setters(True, False)
             assert seen[-6:] == [(len(numba_blas), threads), [3] * len(numba_blas)] * 3
+            f(big, big)
             np.testing.assert_array_equal(f(big, big), big @ big)
             numpy_blas = blas_threads.setters(False, True)
             assert seen[-2:] == [(len(numpy_blas), threads), [3] * len(numpy_blas)]

@@ -77,19 +77,25 @@ def _same(a, b):
             and ctypes.cast(a, ctypes.c_void_p).value == ctypes.cast(b, ctypes.c_void_p).value)
 
 
-# ``setter(threads) -> width before`` for numba's BLAS (SciPy's: small products, LAPACK)
-# and NumPy's (large products, ``loops.matmul_into``), None where that library offers no
-# way to set it. ~0.25 us a call, so a plan calls only those its products use.
-NUMBA_BLAS = _numba_blas_setter()
-NUMPY_BLAS = _numpy_blas_setter()
-if _same(NUMBA_BLAS, NUMPY_BLAS):
-    NUMPY_BLAS = None
+_FOUND = []
+
+
+def _found():
+    """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's
+    BLAS (SciPy's: small products, LAPACK) and NumPy's (large products,
+    ``loops.matmul_into``), None where a library offers no way to set it. Looked up on
+    first use: importing ``scipy.linalg`` costs ~150 ms, which ``import tf_numba`` and a
+    tiered first call must not pay."""
+    if not _FOUND:
+        numba_blas, numpy_blas = _numba_blas_setter(), _numpy_blas_setter()
+        _FOUND[:] = [numba_blas, None if _same(numba_blas, numpy_blas) else numpy_blas]
+    return _FOUND
 
 
 def setters(numba_blas, numpy_blas):
-    """The setters of the libraries a plan calls."""
-    return [s for s, used in ((NUMBA_BLAS, numba_blas), (NUMPY_BLAS, numpy_blas))
-            if used and s is not None]
+    """The setters of the libraries a plan calls (~0.25 us a call each, so a plan calls
+    only those its products use)."""
+    return [s for s, used in zip(_found(), (numba_blas, numpy_blas)) if used and s is not None]
 
 
 def set_width(chosen, threads):

@@ -164,7 +164,8 @@ class Plan:
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
-        self.blas = blas_threads.setters(*_blas_libraries(self.segments))
+        self.blas_use = _blas_libraries(self.segments)     # (numba's BLAS, NumPy's)
+        self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
                        and list(self.segments[0].program.outvars) == list(program.outvars))
@@ -175,13 +176,20 @@ class Plan:
         variant whose large regions are prange loops, built on first use (a parallel
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
-        if plan.blas:
+        if plan.ready and plan.blas:     # (runs before that are interpreted or compiling)
             before = blas_threads.set_width(plan.blas, threads)
             try:
                 return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
             finally:
                 blas_threads.restore(plan.blas, before)
         return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
+
+    @property
+    def blas(self):
+        """Setters of the BLAS libraries this plan's steps call (empty if none)."""
+        if self._blas is None:
+            self._blas = blas_threads.setters(*self.blas_use) if any(self.blas_use) else []
+        return self._blas
 
     def _run_wide(self, args, threads):
         with _width(threads):
@@ -191,7 +199,7 @@ class Plan:
         """The plan that runs with ``threads``: this one on one thread or when it calls
         BLAS (which then runs that wide), else the variant of the same program whose large
         regions are prange loops (built on first use), when it has any."""
-        if threads <= 1 or self.blas:
+        if threads <= 1 or any(self.blas_use):
             # BLAS gets the width instead: OpenMP's workers spin after a prange loop and
             # OpenBLAS's after a call, so both pools wide on two cores took a 784-256-10
             # MLP step from 1.2 ms to 16 ms
