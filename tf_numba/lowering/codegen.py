@@ -403,13 +403,18 @@ def _emit_region(em, region):
             em.names[v] = loop_names[v]
 
 
-# A prange launch on OpenMP costs a few us and a chunk should stay in L1/L2, so regions
-# below 32k elements are not chunked and chunks are ~8k elements (at 2^17, softmax
-# cross-entropy and layer_norm at 128 x 1000 / 128 x 768 ran no faster on two threads;
-# at 2^15 their float32 forward went from 112 to 81-93 us on two threads).
-# The serial variant of a plan chunks the same regions with range(): same partial sums,
-# same bits.
-PARALLEL_MIN_ELEMENTS = 1 << 15
+# A prange launch and its barrier cost a few us on OpenMP and a chunk should stay in
+# L1/L2, so chunks are ~8k elements and only regions that take well over 10 us alone are
+# chunked: 2^17 elements of arithmetic, or 2^15 when they call transcendental functions
+# (softmax cross-entropy's exp over 128 x 1000 went from 112 to 81-93 us on two threads,
+# where layer_norm's arithmetic over 128 x 768 ran slower on two than on one). The serial
+# variant of a plan chunks the same regions with range(): same partial sums, same bits.
+PARALLEL_MIN_ELEMENTS = 1 << 17
+PARALLEL_MIN_ELEMENTS_MATH = 1 << 15
+_MATH_CALLS = {"exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
+               "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+               "cbrt", "erf", "erfc", "lgamma", "xlogy", "xlog1py", "logistic", "atan2",
+               "hypot", "pow", "fmod"}
 _CHUNK_ELEMENTS = 1 << 13
 
 
@@ -439,7 +444,12 @@ def _chunking(em, region, dims):
     space = region.space
     if em.indent != 1 or not space:
         return None
-    if not all(type(d) is int for d in space) or int(np.prod(space)) < PARALLEL_MIN_ELEMENTS:
+    if not all(type(d) is int for d in space):
+        return None
+    elements = int(np.prod(space))
+    if elements < PARALLEL_MIN_ELEMENTS and not (
+            elements >= PARALLEL_MIN_ELEMENTS_MATH
+            and any(eqn.prim.name in _MATH_CALLS for eqn in region.eqns)):
         return None
     for eqn in region.eqns:
         v = eqn.outvars[0]
