@@ -188,11 +188,15 @@ def numpy_blas_threads():
     return int(os.environ.get("OPENBLAS_NUM_THREADS") or os.cpu_count())
 
 
-def tf_as_wide_as_numpy():
-    """The tf_numba row to set against NumPy's BLAS: jit's default engine (one thread,
-    its BLAS one thread wide too) when NumPy's BLAS runs one thread, else the all-cores
-    engine's row."""
-    return TF if numpy_blas_threads() == 1 else TF_WIDE
+def tf_judged(case):
+    """The tf_numba row to judge: jit's default engine (one thread, its BLAS too) when
+    NumPy's BLAS runs one thread; where NumPy's BLAS and XLA take every core, the faster
+    of that row and the all-cores one (tf_numba at its best, as JAX is judged at its
+    best: two threads win an exp over 128x1000 and lose a 128x128 LAPACK call)."""
+    if numpy_blas_threads() == 1:
+        return TF
+    rows = [t for t in (TF, TF_WIDE) if case.time(t) is not None]
+    return min(rows, key=case.time) if rows else TF
 
 
 def cores_used(fn, seconds=0.3):

@@ -367,7 +367,10 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
         seen.append(list(widths))
         real_restore(chosen, widths)
 
-    before = real_set(libraries, 3)
+    before = [real_set([setter], 3)[0] for setter in libraries]
+    if len(libraries) == 2:     # both in one plan: the first runs wide, the other alone
+        assert real_set(libraries, 2) == [3, 3] and real_set(libraries, 3) == [2, 1]
+        real_set(libraries[1:], 3)
     monkeypatch.setattr(blas_threads, "set_width", recording_set)
     monkeypatch.setattr(blas_threads, "restore", recording_restore)
     try:
@@ -389,4 +392,5 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []
     finally:
-        real_restore(libraries, before)
+        for setter, width in zip(libraries, before):
+            setter(width)
