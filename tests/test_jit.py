@@ -388,6 +388,10 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
             np.testing.assert_array_equal(f(big, big), big @ big)
             numpy_blas = blas_threads.setters(False, True)
             assert seen[-2:] == [(len(numpy_blas), threads), [3] * len(numpy_blas)]
+        # small and large products: NumPy's BLAS, which has the large ones, runs wide
+        both = compiled(lambda a, b, c: (a @ b, c @ c))
+        plan = both.lower(a, b, big).compile().plan
+        assert plan.blas == blas_threads.setters(True, True, first_numpy=True)
         seen.clear()
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []

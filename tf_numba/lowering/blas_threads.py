@@ -92,10 +92,11 @@ def _found():
     return _FOUND
 
 
-def setters(numba_blas, numpy_blas):
+def setters(numba_blas, numpy_blas, first_numpy=False):
     """The setters of the libraries a plan calls (~0.25 us a call each, so a plan calls
-    only those its products use)."""
-    return [s for s, used in zip(_found(), (numba_blas, numpy_blas)) if used and s is not None]
+    only those its products use), NumPy's first if ``first_numpy`` (see ``set_width``)."""
+    chosen = [s for s, used in zip(_found(), (numba_blas, numpy_blas)) if used and s is not None]
+    return chosen[::-1] if first_numpy else chosen
 
 
 def set_width(chosen, threads):

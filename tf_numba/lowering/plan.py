@@ -164,7 +164,7 @@ class Plan:
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
-        self.blas_use = _blas_libraries(self.segments)     # (numba's BLAS, NumPy's)
+        self.blas_use = _blas_libraries(self.segments)     # (numba's, NumPy's, LAPACK)
         self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
@@ -188,7 +188,10 @@ class Plan:
     def blas(self):
         """Setters of the BLAS libraries this plan's steps call (empty if none)."""
         if self._blas is None:
-            self._blas = blas_threads.setters(*self.blas_use) if any(self.blas_use) else []
+            numba_blas, numpy_blas, lapack = self.blas_use
+            # the first runs as wide as the engine, the other on one thread: LAPACK's
+            # library where the plan calls LAPACK, else NumPy's, which has the large products
+            self._blas = blas_threads.setters(numba_blas, numpy_blas, first_numpy=not lapack)
         return self._blas
 
     def _run_wide(self, args, threads):
@@ -316,18 +319,19 @@ def _width(threads):
 
 
 def _blas_libraries(segments):
-    """(numba's BLAS, NumPy's BLAS): which of the two a plan's steps may call. Products of
-    known size go to one (``loops.matmul_into``); LAPACK host steps use numba's."""
-    numba_blas = numpy_blas = False
+    """(numba's BLAS, NumPy's BLAS, LAPACK): which of the two BLAS libraries a plan's steps
+    may call, and whether LAPACK is among them. Products of known size go to one
+    (``loops.matmul_into``); LAPACK host steps use numba's."""
+    numba_blas = numpy_blas = lapack = False
     for seg in segments:
         if type(seg) is InterpretedStep:
-            numba_blas |= seg.eqn.prim.family == LINALG_FAMILY
+            lapack |= seg.eqn.prim.family == LINALG_FAMILY
         elif "loops.matmul_into(" in seg.source:
             for eqn in _products(seg.program):
                 macs = _macs_per_matrix(eqn)
                 numba_blas |= macs is None or macs < loops.NUMPY_BLAS_MIN_MACS
                 numpy_blas |= macs is None or macs >= loops.NUMPY_BLAS_MIN_MACS
-    return numba_blas, numpy_blas
+    return numba_blas or lapack, numpy_blas, lapack
 
 
 def _products(program):
