@@ -6,9 +6,10 @@ OpenBLAS of its own. Each keeps a pool of worker threads that spin after a call.
 both pools two threads wide on two cores, a loop alternating NumPy and compiled matmuls
 (a 784-256-10 MLP step: NumPy's 0.65 ms, the numba one's 1.1 ms) took 8 ms per pair, up
 to 70 ms, as each library's workers waited for cores the other's were spinning on; with
-the kernels' BLAS one thread wide the pair took 2.3 ms. So a plan sets the thread count
-of both (large products run on NumPy's, ``loops.matmul_into``) to the engine's width for
-the duration of a run, like numba's own threads.
+the kernels' BLAS one thread wide the pair took 2.3 ms. So for the duration of a run a
+plan sets the thread count of the libraries it calls (large products run on NumPy's,
+``loops.matmul_into``): one of them to the engine's width, the other to one thread
+(``set_width``), like numba's own threads.
 
 OpenBLAS built with pthreads (the wheels) has no per-thread count: its
 ``openblas_set_num_threads_local`` sets the process-wide one, so callers running plans of
@@ -16,7 +17,6 @@ different widths at once may see each other's width (never each other's results)
 ``MKL_Set_Num_Threads_Local`` is per thread. Other BLAS libraries keep their own setting.
 """
 import ctypes
-import ctypes.util
 
 _SETTERS = ("openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local")
 
@@ -31,15 +31,15 @@ def _library_of_numba_blas():
     the BLAS: looking a symbol up in it searches that BLAS too), or None."""
     from scipy.linalg import cython_blas
     capsule = cython_blas.__pyx_capi__["dgemm"]
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    # own prototypes: setting restype on ctypes.pythonapi's would change them for everyone
+    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+        ("PyCapsule_GetName", ctypes.pythonapi))
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+    address = get_pointer(capsule, get_name(capsule))
+    process = ctypes.CDLL(None)     # dladdr from the C library already loaded (no ldconfig)
     info = _DlInfo()
-    if not address or not libc.dladdr(ctypes.c_void_p(address), ctypes.byref(info)):
+    if not address or not process.dladdr(ctypes.c_void_p(address), ctypes.byref(info)):
         return None
     return info.dli_fname.decode()
 
