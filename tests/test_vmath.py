@@ -12,34 +12,24 @@ LONG_DOUBLE = np.finfo(np.longdouble).nmant >= 63    # x87 80-bit or quad: a ref
 needs_long_double = pytest.mark.skipif(not LONG_DOUBLE, reason="long double is float64 here")
 
 
-@numba.njit(error_model="numpy")
-def _exp_loop(x, out):
-    for i in range(x.size):
-        out[i] = vmath.exp(x[i])
+def _loop(fn, through_float64=False):
+    """A compiled ``out[i] = fn(x[i])`` loop (float32 through float64 if asked), one per
+    function, so each can be checked for vectorization on its own."""
+    if through_float64:
+        def loop(x, out):
+            for i in range(x.size):
+                out[i] = np.float32(fn(np.float64(x[i])))
+    else:
+        def loop(x, out):
+            for i in range(x.size):
+                out[i] = fn(x[i])
+    return numba.njit(error_model="numpy")(loop)
 
 
-@numba.njit(error_model="numpy")
-def _tanh_loop(x, out):
-    for i in range(x.size):
-        out[i] = vmath.tanh(x[i])
-
-
-@numba.njit(error_model="numpy")
-def _log_loop(x, out):
-    for i in range(x.size):
-        out[i] = vmath.log(x[i])
-
-
-@numba.njit(error_model="numpy")
-def _tanh_float32_loop(x, out):
-    for i in range(x.size):
-        out[i] = np.float32(vmath.tanh(np.float64(x[i])))
-
-
-@numba.njit(error_model="numpy")
-def _log_float32_loop(x, out):
-    for i in range(x.size):
-        out[i] = np.float32(vmath.log(np.float64(x[i])))
+_exp_loop, _tanh_loop, _log_loop = (_loop(vmath.exp), _loop(vmath.tanh), _loop(vmath.log))
+_tanh_float32_loop = _loop(vmath.tanh, through_float64=True)
+_log_float32_loop = _loop(vmath.log, through_float64=True)
+_exp32_loop, _tanh32_loop = _loop(vmath.exp32), _loop(vmath.tanh32)
 
 
 def _apply(loop, x):
@@ -189,12 +179,6 @@ def test_loop_vectorizes(loop, monkeypatch):
     assert _vectorized(numba.njit(error_model="numpy")(loop.py_func))
 
 
-@numba.njit(error_model="numpy")
-def _exp32_loop(x, out):
-    for i in range(x.size):
-        out[i] = vmath.exp32(x[i])
-
-
 def test_exp32_within_one_ulp_of_the_correctly_rounded_float32():
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.uniform(-104.0, 88.8, 1_000_000), rng.uniform(-1, 1, 200_000),
@@ -210,12 +194,6 @@ def test_exp32_specials_exact():
     got = _apply(_exp32_loop, x)
     np.testing.assert_array_equal(got, [np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, 0.0])
     assert got.dtype == np.float32
-
-
-@numba.njit(error_model="numpy")
-def _tanh32_loop(x, out):
-    for i in range(x.size):
-        out[i] = vmath.tanh32(x[i])
 
 
 def test_tanh32_within_one_ulp_of_the_correctly_rounded_float32():
