@@ -176,13 +176,16 @@ class Plan:
         variant whose large regions are prange loops, built on first use (a parallel
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
+        if plan.parallel:               # (never a plan that calls BLAS: see variant_for)
+            with _width(threads):
+                return plan._run(args)
         if plan.ready and plan.blas:     # (runs before that are interpreted or compiling)
             before = blas_threads.set_width(plan.blas, threads)
             try:
-                return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
+                return plan._run(args)
             finally:
                 blas_threads.restore(plan.blas, before)
-        return plan._run_wide(args, threads) if plan.parallel else plan._run(args)
+        return plan._run(args)
 
     @property
     def blas(self):
@@ -193,10 +196,6 @@ class Plan:
             # library where the plan calls LAPACK, else NumPy's, which has the large products
             self._blas = blas_threads.setters(numba_blas, numpy_blas, first_numpy=not lapack)
         return self._blas
-
-    def _run_wide(self, args, threads):
-        with _width(threads):
-            return self._run(args)
 
     def variant_for(self, threads):
         """The plan that runs with ``threads``: this one on one thread or when it calls
