@@ -474,6 +474,21 @@ def tf_compiled(jitted, *args):
     return first, ready, changed
 
 
+def add_tf(case, fn, args, check=None):
+    """Time ``tf.jit(fn)`` in ``case`` on jit's default engine (``TF``) and on every core
+    (``TF_WIDE``), each running compiled code first; ``check(tool, result)`` sees each
+    one's result before it is timed. Returns the default-engine function."""
+    import tf_numba as tf
+    one, wide = tf.jit(fn), tf.jit(fn, engine=wide_engine())
+    case.note(first_call_note(*tf_compiled(one, *args)))
+    tf_compiled(wide, *args)
+    for tool, jitted in ((TF, one), (TF_WIDE, wide)):
+        if check is not None:
+            check(tool, jitted(*args))
+        case.add(tool, lambda jitted=jitted: jitted(*args))
+    return one
+
+
 def first_call_note(first, ready, changed):
     what = ", ".join(f"{k} +{v}" for k, v in changed.items()) or "in-memory kernel cache hit"
     return (f"tf_numba first call {fmt_time(first)} (interpreted while compiling), "

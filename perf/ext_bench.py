@@ -28,14 +28,8 @@ REF = "numpy"
 
 def compiled(bench, case, fn, *args):
     """``tf.jit(fn)``, timed in ``case`` on jit's default engine (one thread, its BLAS too)
-    and on every core (``TF_WIDE``), as NumPy's BLAS and XLA run; returns the first."""
-    jitted = tf.jit(fn)
-    case.note(_bench.first_call_note(*_bench.tf_compiled(jitted, *args)))
-    wide = tf.jit(fn, engine=_bench.wide_engine())
-    _bench.tf_compiled(wide, *args)
-    case.add(_bench.TF, lambda: jitted(*args))
-    case.add(_bench.TF_WIDE, lambda: wide(*args))
-    return jitted
+    and on every core, as NumPy's BLAS and XLA run; returns the first."""
+    return _bench.add_tf(case, fn, args)
 
 
 def jax_args(bench, args):

@@ -76,20 +76,10 @@ def build_cases(bench, n, judged=True):
     fwd.rounds = grd.rounds = rounds
     want_f, want_g = numpy_f(x), numpy_grad(x)
 
-    tf_f, tf_g = tf.jit(f), tf.jit(tf.grad(f))
-    fwd.note(_bench.first_call_note(*_bench.tf_compiled(tf_f, x)))
-    grd.note(_bench.first_call_note(*_bench.tf_compiled(tf_g, x)))
-    _bench.assert_close("tf_numba forward", tf_f(x), want_f, 1e-9)
-    _bench.assert_close("tf_numba grad", tf_g(x), want_g, 1e-9, 1e-12)
-    fwd.add(_bench.TF, lambda: tf_f(x))
-    grd.add(_bench.TF, lambda: tf_g(x))
-    wide = _bench.wide_engine()
-    wide_f, wide_g = tf.jit(f, engine=wide), tf.jit(tf.grad(f), engine=wide)
-    _bench.tf_compiled(wide_f, x), _bench.tf_compiled(wide_g, x)
-    _bench.assert_close("tf_numba (all cores) forward", wide_f(x), want_f, 1e-9)
-    _bench.assert_close("tf_numba (all cores) grad", wide_g(x), want_g, 1e-9, 1e-12)
-    fwd.add(_bench.TF_WIDE, lambda: wide_f(x))
-    grd.add(_bench.TF_WIDE, lambda: wide_g(x))
+    _bench.add_tf(fwd, f, (x,), lambda tool, got: _bench.assert_close(
+        f"{tool} forward", got, want_f, 1e-9))
+    _bench.add_tf(grd, tf.grad(f), (x,), lambda tool, got: _bench.assert_close(
+        f"{tool} grad", got, want_g, 1e-9, 1e-12))
 
     if fwd.wants("numpy"):
         fwd.add("numpy", lambda: numpy_f(x))

@@ -18,7 +18,6 @@ import numpy as np
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import _bench  # noqa: E402
-import tf_numba as tf  # noqa: E402
 import tf_numba.numpy  # noqa: E402,F401  (gives traced arrays their operators)
 
 N = 1024
@@ -43,16 +42,10 @@ def build_case(bench, dtype):
     want = a.astype(np.float64) @ b.astype(np.float64)
     tol, atol = TOLERANCE[dtype], TOLERANCE[dtype] * np.sqrt(N)
 
-    jm = tf.jit(matmul)
-    case.note(_bench.first_call_note(*_bench.tf_compiled(jm, a, b)))
-    got = jm(a, b)
-    assert got.dtype == dtype, f"tf_numba returned {got.dtype} for {name}"
-    _bench.assert_close("tf_numba", got, want, tol, atol)
-    case.add(_bench.TF, lambda: jm(a, b))
-    wide = tf.jit(matmul, engine=_bench.wide_engine())
-    _bench.tf_compiled(wide, a, b)
-    _bench.assert_close("tf_numba (all cores)", wide(a, b), want, tol, atol)
-    case.add(_bench.TF_WIDE, lambda: wide(a, b))
+    def check(tool, got):
+        assert got.dtype == dtype, f"{tool} returned {got.dtype} for {name}"
+        _bench.assert_close(tool, got, want, tol, atol)
+    _bench.add_tf(case, matmul, (a, b), check)
     if case.wants("numpy"):
         case.add("numpy", lambda: a @ b)
     if case.wants("numba"):

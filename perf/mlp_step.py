@@ -112,17 +112,11 @@ def build_case(bench):
     want64 = numpy_step(tuple(p.astype(np.float64) for p in params), x.astype(np.float64),
                         y.astype(np.float64))
 
-    step = tf.jit(tf.value_and_grad(loss))
-    case.note(_bench.first_call_note(*_bench.tf_compiled(step, params, x, y)))
-    got = step(params, x, y)
-    assert all(g.dtype == f32 for g in got[1]) and np.asarray(got[0]).dtype == f32, \
-        "tf_numba did not stay in float32"
-    _check("tf_numba", got, want64)
-    case.add(_bench.TF, lambda: step(params, x, y))
-    wide = tf.jit(tf.value_and_grad(loss), engine=_bench.wide_engine())
-    _bench.tf_compiled(wide, params, x, y)
-    _check("tf_numba (all cores)", wide(params, x, y), want64)
-    case.add(_bench.TF_WIDE, lambda: wide(params, x, y))
+    def check(tool, got):
+        assert all(g.dtype == f32 for g in got[1]) and np.asarray(got[0]).dtype == f32, \
+            f"{tool} did not stay in float32"
+        _check(tool, got, want64)
+    _bench.add_tf(case, tf.value_and_grad(loss), (params, x, y), check)
 
     if case.wants("tf_numba (flat args)"):
         flat = tf.jit(tf.value_and_grad(loss_flat, argnums=(0, 1, 2, 3)))

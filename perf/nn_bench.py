@@ -92,13 +92,7 @@ def _jax_fns(jax):
 
 def _add_tools(bench, case, tf_fn, np_fn, jax_fn, args, want, tol):
     """``tf_fn``: the function tf_numba jits, once on one thread and once on every core."""
-    one, wide = tf.jit(tf_fn), tf.jit(tf_fn, engine=_bench.wide_engine())
-    case.note(_bench.first_call_note(*_bench.tf_compiled(one, *args)))
-    _bench.tf_compiled(wide, *args)
-    _check("tf_numba", one(*args), want, tol)
-    _check("tf_numba (all cores)", wide(*args), want, tol)
-    case.add(_bench.TF, lambda: one(*args))
-    case.add(_bench.TF_WIDE, lambda: wide(*args))
+    _bench.add_tf(case, tf_fn, args, lambda tool, got: _check(tool, got, want, tol))
     if case.wants("numpy"):
         _check("numpy", np_fn(*args), want, tol)
         case.add("numpy", lambda: np_fn(*args))
