@@ -14,7 +14,8 @@ measurement runs in a new Python process (subprocess), repeated and interleaved;
 - JAX: ``import jax`` and the first call of jax.jit(jax.grad(f)) (trace + XLA compile + run).
 
 Targets: cold first call at most 3x JAX's first call; warm-disk first call under 50 ms beyond
-``import numba`` (import tf_numba + tf_numba.numpy + first call - import numba). They are
+``import numba`` (in one process: import numba, then time import tf_numba + tf_numba.numpy,
+plus the first call). They are
 judged on what a user gets by default (tiered); the TF_NUMBA_TIERED=0 figures are printed
 as information: numba needs ~0.4 s for its first compile in a process and typing the
 kernel's signature from disk, which no tuning of ours removes.
@@ -54,6 +55,15 @@ IMPORT_NUMBA = _SETUP + """
 import numba
 t1 = time.perf_counter()
 print(json.dumps(dict(import_numpy=t_numpy - t0, import_numba=t1 - t_numpy)))
+"""
+
+IMPORT_TF_AFTER_NUMBA = _SETUP + """
+import numba
+t1 = time.perf_counter()
+import tf_numba
+import tf_numba.numpy
+t2 = time.perf_counter()
+print(json.dumps(dict(import_tf=t2 - t1)))
 """
 
 IMPORT_TF = _SETUP + """
@@ -136,6 +146,7 @@ def measure(repeats, with_jax, pycache):
     for _ in range(repeats):
         put("numba.", run_child(IMPORT_NUMBA, pycache))
         put("tf.", run_child(IMPORT_TF, pycache))
+        put("tf_after_numba.", run_child(IMPORT_TF_AFTER_NUMBA, pycache))
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             put("tf_nopyc.", run_child(IMPORT_TF))
         for tiered in ("1", "0"):
@@ -159,6 +170,7 @@ ROWS = [
     ("import numba", "numba.import_numba"),
     ("import tf_numba", "tf.import_tf"),
     ("import tf_numba.numpy (after tf_numba)", "tf.import_tnp"),
+    ("import tf_numba + tf_numba.numpy, numba imported first", "tf_after_numba.import_tf"),
     ("import tf_numba, no bytecode cache (PYTHONDONTWRITEBYTECODE=1)", "tf_nopyc.import_tf"),
     ("tf_numba cold: first call (tiered)", "cold1.first_call"),
     ("tf_numba cold: until compiled (tiered)", "cold1.until_compiled"),
@@ -218,13 +230,20 @@ def main():
         ratio = med[f"{kind}.first_call"] / jax_first if jax_first else None
         target(f"cold {what} / JAX first call = {_bench.fmt_ratio(ratio)} (<= 3.00x)",
                None if ratio is None else ratio <= 3.0, judged=kind.endswith("1"))
+    # Judged in one process that imports numba first, so the figure is tf_numba's own cost
+    # even where importing tf_numba changes what importing numba costs (the collector is
+    # paused while tf_numba imports numba; see tf_numba/__init__.py).
     beyond = {}
     for kind, what in (("warm1", "tiered"), ("warm0", "compiled code, TF_NUMBA_TIERED=0")):
-        beyond[kind] = (med["tf.import_tf"] + med["tf.import_tnp"] + med[f"{kind}.first_call"]
-                        - med["numba.import_numba"])
-        target(f"warm disk ({what}): import tf_numba + tf_numba.numpy + first call - import "
-               f"numba = {_bench.fmt_time(beyond[kind])} (< 50 ms)", beyond[kind] < 0.05,
+        beyond[kind] = med["tf_after_numba.import_tf"] + med[f"{kind}.first_call"]
+        target(f"warm disk ({what}): import tf_numba + tf_numba.numpy after import numba + "
+               f"first call = {_bench.fmt_time(beyond[kind])} (< 50 ms)", beyond[kind] < 0.05,
                judged=kind.endswith("1"))
+    separate = (med["tf.import_tf"] + med["tf.import_tnp"] + med["warm1.first_call"]
+                - med["numba.import_numba"])
+    target(f"warm disk (tiered), imports timed in separate processes: import tf_numba + "
+           f"tf_numba.numpy + first call - import numba = {_bench.fmt_time(separate)}",
+           separate < 0.05, judged=False)
     print(f"   {_bench.load_average()}")
     if args.json:
         with open(args.json, "w") as f:

@@ -186,3 +186,23 @@ def test_un_jitted_evaluation_compiles_nothing():
     before = tf.cache_info()["compiles"]
     tf.grad(lambda x: tnp.sum(tnp.tanh(x) ** 2))(np.ones(4))
     assert tf.cache_info()["compiles"] == before
+
+
+@pytest.mark.parametrize("setting, gc_before, frozen, enabled_after", [
+    (None, "enable", True, True),       # default: import-time objects frozen, collector back on
+    (None, "disable", True, False),     # a collector the user turned off stays off
+    ("0", "enable", False, True),       # opted out: the collector is left exactly as it was
+])
+def test_import_freezes_import_time_objects_and_restores_the_collector(
+        setting, gc_before, frozen, enabled_after):
+    code = (f"import gc; gc.{gc_before}()\n"
+            "import tf_numba\n"
+            "print(gc.get_freeze_count() > 0, gc.isenabled())\n")
+    env = dict(os.environ)
+    env.pop("TF_NUMBA_GC_FREEZE", None)
+    if setting is not None:
+        env["TF_NUMBA_GC_FREEZE"] = setting
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(frozen), str(enabled_after)]

@@ -1,17 +1,36 @@
 """tf_numba: JAX-style transforms (grad, jvp, vjp, jit, ...) for NumPy code, built on numba."""
-from . import ops  # noqa: F401  (registers every primitive)
-from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, make_program,
-                  stop_gradient, symbolic, value_and_grad, vjp, vmap)
-from .core.pytree import register_pytree_node
-from .custom_derivatives import custom_jvp, custom_vjp
-from .errors import TfNumbaError
-from .ext.einsum import einsum
-from .jit import jit
-from .lowering.kernel_cache import cache_info
-from . import runtime  # noqa: E402
-from . import nn  # noqa: E402,F401
-from . import lax  # noqa: E402
-from .lax import checkpoint  # noqa: E402
+import gc as _gc
+import os as _os
+
+# Importing numba leaves ~50k long-lived objects (its type registries and compiler state)
+# that no full collection has scanned yet. Python's first full collection then costs
+# 20-30 ms here, landing inside this import or the user's first call, and every later one
+# rescans them. Those objects, and the modules imported below, live as long as the
+# process, so the collector stops tracking them (gc.freeze) once the import is done.
+# TF_NUMBA_GC_FREEZE=0 keeps the interpreter's collector as it was.
+_freeze = _os.environ.get("TF_NUMBA_GC_FREEZE", "1").lower() not in ("0", "false", "off", "no")
+_gc_was_enabled = _gc.isenabled()
+if _freeze:
+    _gc.disable()
+try:
+    from . import ops  # noqa: F401  (registers every primitive)
+    from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, make_program,
+                      stop_gradient, symbolic, value_and_grad, vjp, vmap)
+    from .core.pytree import register_pytree_node
+    from .custom_derivatives import custom_jvp, custom_vjp
+    from .errors import TfNumbaError
+    from .ext.einsum import einsum
+    from .jit import jit
+    from .lowering.kernel_cache import cache_info
+    from . import runtime  # noqa: E402
+    from . import nn  # noqa: E402,F401
+    from . import lax  # noqa: E402
+    from .lax import checkpoint  # noqa: E402
+finally:
+    if _freeze:
+        _gc.freeze()
+        if _gc_was_enabled:
+            _gc.enable()
 
 __all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "register_pytree_node",
