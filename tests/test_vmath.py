@@ -1,5 +1,5 @@
-"""vmath's exp, tanh and log: ulp error against NumPy and a long-double reference on dense
-samples, exact special values, float32 round trips, and loops over them vectorize."""
+"""vmath's exp, tanh, log, sin and cos: ulp error against NumPy and a long-double reference
+on dense samples, exact special values, float32 round trips, and loops over them vectorize."""
 import re
 
 import numba
@@ -30,6 +30,8 @@ _exp_loop, _tanh_loop, _log_loop = (_loop(vmath.exp), _loop(vmath.tanh), _loop(v
 _tanh_float32_loop = _loop(vmath.tanh, through_float64=True)
 _log_float32_loop = _loop(vmath.log, through_float64=True)
 _exp32_loop, _tanh32_loop = _loop(vmath.exp32), _loop(vmath.tanh32)
+_sin_loop, _cos_loop = _loop(vmath.sin), _loop(vmath.cos)
+_sin32_loop, _cos32_loop = _loop(vmath.sin32), _loop(vmath.cos32)
 
 
 def _apply(loop, x):
@@ -161,8 +163,8 @@ def test_float32_round_trip_rounds_correctly(loop, fn):
     np.testing.assert_array_equal(_apply(loop, x), correctly_rounded)
 
 
-def _vectorized(loop):
-    x = np.linspace(0.5, 2.0, 64)
+def _vectorized(loop, dtype=np.float64):
+    x = np.linspace(0.5, 2.0, 64, dtype=dtype)
     _apply(loop, x)
     # a vector divide, or a multiply at least 4 lanes wide, appears only if LLVM
     # vectorized the loop, not when it only paired scalar operations inside vmath's
@@ -171,12 +173,15 @@ def _vectorized(loop):
                      loop.inspect_llvm(loop.signatures[0]))
 
 
-@pytest.mark.parametrize("loop", [_exp_loop, _tanh_loop, _log_loop])
-def test_loop_vectorizes(loop, monkeypatch):
-    assert _vectorized(loop)
+@pytest.mark.parametrize("loop, dtype", [
+    (_exp_loop, np.float64), (_tanh_loop, np.float64), (_log_loop, np.float64),
+    (_sin_loop, np.float64), (_cos_loop, np.float64),
+    (_sin32_loop, np.float32), (_cos32_loop, np.float32)])   # float64 inside
+def test_loop_vectorizes(loop, dtype, monkeypatch):
+    assert _vectorized(loop, dtype)
     # generated kernels compile with LLVM's SLP vectorizer on (kernel_cache)
     monkeypatch.setattr(numba.core.config, "SLP_VECTORIZE", 1)
-    assert _vectorized(numba.njit(error_model="numpy")(loop.py_func))
+    assert _vectorized(numba.njit(error_model="numpy")(loop.py_func), dtype)
 
 
 def test_exp32_within_one_ulp_of_the_correctly_rounded_float32():
@@ -210,3 +215,82 @@ def test_tanh32_specials_exact():
     got = _apply(_tanh32_loop, x)
     np.testing.assert_array_equal(got, [np.nan, 1.0, -1.0, 0.0, -0.0, 1.0, -1.0])
     assert np.signbit(got[4]) and not np.signbit(got[3])
+
+
+def _sin_cos_samples():
+    """Both signs of: the polynomial's range, moderate and large arguments, where the
+    reduction switches to Payne-Hanek (2^25), doubles next to multiples of pi/2 (r = x mod
+    pi/2 down to an ulp of x), and random bit patterns (every exponent up to 2^1024)."""
+    rng = np.random.default_rng(5)
+    near_multiples = (np.arange(1, 100_000) * (np.pi / np.longdouble(2))).astype(np.float64)
+    x = np.concatenate([
+        np.logspace(-310, 0, 50_000), rng.uniform(0.0, 10.0, 200_000),
+        rng.uniform(0.0, 1e5, 50_000), rng.uniform(0.0, 1e9, 50_000),
+        rng.uniform(0.0, 1e22, 50_000), 2.0 ** 25 * rng.uniform(0.999, 1.001, 20_000),
+        near_multiples, rng.integers(0, 0x7ff0000000000000, 100_000).view(np.float64),
+    ])
+    return np.concatenate([x, -x])
+
+
+# the double closest to a multiple of pi/2 (4.7e-19 away): Payne-Hanek's hardest case,
+# where NumPy's own float64 cos errs by 8 ulp
+_SIN_COS_HARD = np.array([6381956970095103 * 2.0 ** 797])
+
+
+@pytest.mark.parametrize("loop, fn", [(_sin_loop, np.sin), (_cos_loop, np.cos)])
+def test_sin_cos_within_one_ulp_of_numpy(loop, fn):
+    x = _sin_cos_samples()
+    assert _ulps_apart(_apply(loop, x), fn(x)).max() <= 1
+
+
+@needs_long_double
+@pytest.mark.parametrize("loop, fn", [(_sin_loop, np.sin), (_cos_loop, np.cos)])
+def test_sin_cos_error_below_0_63_ulp(loop, fn):
+    x = np.concatenate([_sin_cos_samples(), _SIN_COS_HARD, -_SIN_COS_HARD])
+    assert _ulp_error(_apply(loop, x), fn(x.astype(np.longdouble))) < 0.63
+
+
+@pytest.mark.parametrize("loop, fn", [(_sin_loop, np.sin), (_cos_loop, np.cos)])
+def test_sin_cos_specials_exact(loop, fn):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1e-300,
+                  2.0 ** -26, -(2.0 ** -26), 2.0 ** -27, 1.7976931348623157e308,
+                  -1.7976931348623157e308])
+    with np.errstate(invalid="ignore"):
+        want = fn(x)
+    got = _apply(loop, x)
+    np.testing.assert_array_equal(got, want)
+    number = ~np.isnan(want)     # the sign of NaN from sin(inf) carries no meaning
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+def _sin_cos32_samples():
+    rng = np.random.default_rng(6)
+    x = np.concatenate([_random_float32(600_000, 7),
+                        rng.uniform(0.0, 10.0, 400_000).astype(np.float32)])
+    return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("loop, fn", [(_sin32_loop, np.sin), (_cos32_loop, np.cos)])
+def test_sin32_cos32_within_one_ulp_of_numpy_and_nearly_always_correctly_rounded(loop, fn):
+    x = _sin_cos32_samples()
+    got = _apply(loop, x)
+    assert got.dtype == np.float32
+    assert _ulps_apart(got, fn(x)).max() <= 1
+    # float64's result rounded to float32 is the correctly rounded one but for double
+    # rounding (~2^-29 of inputs); the polynomials' 2^-43 misround ~2^-18 of them
+    rounded = fn(x.astype(np.float64)).astype(np.float32)
+    apart = _ulps_apart(got, rounded)
+    assert apart.max() <= 1
+    assert np.mean(apart == 0) > 0.9999
+
+
+@pytest.mark.parametrize("loop, fn", [(_sin32_loop, np.sin), (_cos32_loop, np.cos)])
+def test_sin32_cos32_specials_exact(loop, fn):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-38, 2.0 ** -12,
+                  3.4028235e38, -3.4028235e38, 1.5707964, 3.1415927], np.float32)
+    with np.errstate(invalid="ignore"):
+        want = fn(x)
+    got = _apply(loop, x)
+    np.testing.assert_array_equal(got, want)
+    number = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))

@@ -72,7 +72,7 @@ def _convert(a, i, o):
 
 
 # vmath functions that also have a float32-lane version (twice the lanes of float64)
-_FLOAT32_LANES = {"exp": "exp32", "tanh": "tanh32"}
+_FLOAT32_LANES = {"exp": "exp32", "tanh": "tanh32", "sin": "sin32", "cos": "cos32"}
 
 
 def _vmath(name):
@@ -100,7 +100,7 @@ TEMPLATES = {
     "neg": lambda a, i, o: typed(f"(-{a[0]})", o),
     "exp": _exp, "exp2": _call("np.exp2"), "log": _log,
     "log2": _call("np.log2"), "log10": _call("np.log10"), "log1p": _call("np.log1p"),
-    "expm1": _call("np.expm1"), "sin": _call("np.sin"), "cos": _call("np.cos"),
+    "expm1": _call("np.expm1"), "sin": _vmath("sin"), "cos": _vmath("cos"),
     "tan": _call("np.tan"), "asin": _call("np.arcsin"), "acos": _call("np.arccos"),
     "atan": _call("np.arctan"), "sinh": _call("np.sinh"), "cosh": _call("np.cosh"),
     "tanh": _vmath("tanh"), "asinh": _call("np.arcsinh"), "acosh": _call("np.arccosh"),
