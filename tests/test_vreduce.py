@@ -35,3 +35,20 @@ def test_pairwise_sum_keeps_negative_zero_and_nan():
         x = np.ones(n)
         x[n // 3] = np.nan
         assert np.isnan(vreduce.pairwise_sum(x, scratch))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_extremes_are_numpys_max_and_min(dtype):
+    rng = np.random.default_rng(3)
+    for n in LENGTHS[1:]:
+        data = rng.standard_normal(2 * n).astype(dtype)
+        for row in (data[:n], data[::2]):
+            assert vreduce.row_extreme(row, dtype(-np.inf), True) == np.max(row)
+            assert vreduce.row_extreme(row, dtype(np.inf), False) == np.min(row)
+            # the initial value takes part, as the accumulator carried across chunks
+            assert vreduce.row_extreme(row, dtype(100.0), True) == 100.0
+        for at in {0, n // 2, n - 1}:           # NaN anywhere wins, as in np.max
+            row = data[:n].copy()
+            row[at] = np.nan
+            assert np.isnan(vreduce.row_extreme(row, dtype(-np.inf), True))
+            assert np.isnan(vreduce.row_extreme(row, dtype(np.inf), False))

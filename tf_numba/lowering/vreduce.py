@@ -206,6 +206,64 @@ def _pairwise_tree(a, scratch):
             value = left[depth] + value
 
 
+def _extreme_groups(greater):
+    """An intrinsic ``(a, groups, init) -> (8 extremes, nan)``: over the first
+    ``32 * groups`` elements of unit-stride ``a``, four chains of 8 lanes keep
+    ``x if x > acc else acc`` (``<`` for min; equal values keep the earlier one, NaN
+    never replaces), folded into ``init``'s 8 lanes in chain order; ``nan`` says whether
+    any element was NaN. Four chains because one chain of compare-selects waits on each
+    step's latency."""
+    predicate = ">" if greater else "<"
+
+    @intrinsic
+    def extreme_groups(typingctx, a, groups, init):
+        def codegen(context, builder, signature, args):
+            ary = context.make_array(signature.args[0])(context, builder, args[0])
+            elem = context.get_value_type(signature.args[0].dtype)
+            vec_t = ir.VectorType(elem, 8)
+            mask_t = ir.VectorType(ir.IntType(1), 8)
+            lanes = [ir.Constant(ir.IntType(32), j) for j in range(8)]
+            count, init_v = args[1], args[2]
+            start = ir.Constant(vec_t, ir.Undefined)
+            for j in range(8):
+                start = builder.insert_element(start, builder.extract_value(init_v, j),
+                                               lanes[j])
+            accs = [cgutils.alloca_once_value(builder, start) for _ in range(4)]
+            nans = cgutils.alloca_once_value(builder, ir.Constant(mask_t, None))
+            zero = ir.Constant(count.type, 0)
+            with cgutils.for_range_slice(builder, zero, count, ir.Constant(count.type, 1)) \
+                    as (k, _):
+                first = builder.mul(k, ir.Constant(count.type, 32))
+                for c in range(4):
+                    at = builder.gep(ary.data, [builder.add(first, ir.Constant(k.type, 8 * c))])
+                    x = builder.load(builder.bitcast(at, vec_t.as_pointer()),
+                                     align=context.get_abi_sizeof(elem))
+                    acc = builder.load(accs[c])
+                    builder.store(builder.select(builder.fcmp_ordered(predicate, x, acc), x,
+                                                 acc), accs[c])
+                    builder.store(builder.or_(builder.load(nans),
+                                              builder.fcmp_unordered("uno", x, x)), nans)
+            acc = builder.load(accs[0])
+            for c in range(1, 4):
+                x = builder.load(accs[c])
+                acc = builder.select(builder.fcmp_ordered(predicate, x, acc), x, acc)
+            out = ir.Constant(context.get_value_type(signature.args[2]), ir.Undefined)
+            for j in range(8):
+                out = builder.insert_value(out, builder.extract_element(acc, lanes[j]), j)
+            any_nan = builder.icmp_unsigned("!=", builder.bitcast(builder.load(nans),
+                                                                  ir.IntType(8)),
+                                            ir.Constant(ir.IntType(8), 0))
+            pair = context.get_value_type(signature.return_type)
+            result = ir.Constant(pair, ir.Undefined)
+            result = builder.insert_value(result, out, 0)
+            return builder.insert_value(result, any_nan, 1)
+        return types.Tuple((init, types.boolean))(a, groups, init), codegen
+    return extreme_groups
+
+
+_max_groups, _min_groups = _extreme_groups(True), _extreme_groups(False)
+
+
 @_jit
 def _pick(x, acc, is_max):
     return x if (x > acc if is_max else x < acc) else acc
@@ -222,7 +280,13 @@ def row_extreme(a, init, is_max):
         one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
         five, six, seven = np.uint64(5), np.uint64(6), np.uint64(7)
         p0, p1, p2, p3, p4, p5, p6, p7 = acc, acc, acc, acc, acc, acc, acc, acc
-        for k in range(n // 8):
+        vector_groups = n // 32 if a.strides[0] == a.itemsize else 0
+        if vector_groups:
+            p = (acc, acc, acc, acc, acc, acc, acc, acc)
+            p, nan = (_max_groups(a, vector_groups, p) if is_max
+                      else _min_groups(a, vector_groups, p))
+            p0, p1, p2, p3, p4, p5, p6, p7 = p
+        for k in range(4 * vector_groups, n // 8):
             i = np.uint64(8 * k)
             x0, x1, x2, x3 = a[i], a[i + one], a[i + two], a[i + three]
             x4, x5, x6, x7 = a[i + four], a[i + five], a[i + six], a[i + seven]
