@@ -398,3 +398,28 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
     finally:
         for setter, width in zip(libraries, before):
             setter(width)
+
+
+def test_a_plan_that_calls_lapack_keeps_its_large_products_on_lapacks_blas():
+    """LAPACK runs on numba's (SciPy's) BLAS; the products of the same plan go there too,
+    large ones included, so one BLAS library, run as wide as the engine, has all of the
+    plan's work (two libraries wide in one plan spin against each other)."""
+    from tf_numba.lowering import blas_threads
+    big = RNG.normal(size=(128, 128))
+    sym = big + big.T
+
+    def f(a):
+        w, v = tnp.linalg.eigh(a)
+        return (v * w) @ v.T @ a                 # two 2^21 multiply-add products
+
+    plan = compiled(f).lower(sym).compile().plan
+    assert plan.blas_use == (True, False, True)
+    assert plan.blas == blas_threads.setters(True, False)
+    sources = [seg.source for seg in plan.segments if hasattr(seg, "source")]
+    assert any("matmul_into(" in s for s in sources)
+    assert not any("matmul_into(" in s and ", True)" in s for s in sources)
+    w, v = np.linalg.eigh(sym)
+    np.testing.assert_allclose(compiled(f)(sym), (v * w) @ v.T @ sym, rtol=1e-9, atol=1e-9)
+    # without LAPACK in the plan the same products run on NumPy's BLAS
+    plain = compiled(lambda v, a: v @ v.T @ a).lower(big, sym).compile().plan
+    assert plain.blas_use == (False, True, False)

@@ -30,13 +30,15 @@ def _numpy_matmul_into(a, b, out):
 
 
 @_jit
-def matmul_into(a, b, out):
+def matmul_into(a, b, out, large_on_numpy):
     """``out = a @ b`` for matrices. numba's ``np.dot`` calls SciPy's BLAS, a second
     OpenBLAS beside NumPy's in the PyPI wheels: two thread pools that spin on the same
     cores when a program alternates NumPy and compiled products, and a build 3-8% slower
     on an MLP's float32 products here. Large products therefore run on NumPy's BLAS
-    (the same bits as ``np.matmul``); ``blas_threads`` sets both libraries' width."""
-    if a.shape[0] * a.shape[1] * b.shape[1] >= NUMPY_BLAS_MIN_MACS:
+    (the same bits as ``np.matmul``) when ``large_on_numpy``; a plan that calls LAPACK
+    (on SciPy's BLAS) keeps them on SciPy's, so one library, run wide, has all of the
+    plan's BLAS work. ``blas_threads`` sets both libraries' width."""
+    if large_on_numpy and a.shape[0] * a.shape[1] * b.shape[1] >= NUMPY_BLAS_MIN_MACS:
         with numba.objmode():
             _numpy_matmul_into(a, b, out)
     else:
