@@ -423,3 +423,31 @@ def test_a_plan_that_calls_lapack_keeps_its_large_products_on_lapacks_blas():
     # without LAPACK in the plan the same products run on NumPy's BLAS
     plain = compiled(lambda v, a: v @ v.T @ a).lower(big, sym).compile().plan
     assert plain.blas_use == (False, True, False)
+
+
+def test_a_transposed_operand_reaches_blas_without_a_copy():
+    """dot_general of transpose(y) reads y with its axes renamed (BLAS takes either
+    order), as long as the product's free axes keep their order; otherwise it copies."""
+    import re
+    q, g = RNG.normal(size=(40, 30)), RNG.normal(size=(40, 20))
+    batch_a, batch_b = RNG.normal(size=(3, 40, 30)), RNG.normal(size=(3, 40, 20))
+    cube = RNG.normal(size=(4, 5, 6))
+    cases = [
+        (lambda q, g: q.T @ g, (q, g)),
+        (lambda q, g: g.T @ q, (q, g)),
+        (lambda a, b: tnp.swapaxes(a, 1, 2) @ b, (batch_a, batch_b)),
+        (lambda q, g: (q @ q.T) @ g, (q, g)),
+    ]
+    for fn, args in cases:
+        f = compiled(fn)
+        np.testing.assert_allclose(f(*args), fn(*args), rtol=1e-12, atol=1e-12)
+        source = f.lower(*args).as_text()
+        views = set(re.findall(r"(\w+) = [\w.]+\.(?:T|transpose\(.*\))$", source, re.M))
+        copied = set(re.findall(r"np\.ascontiguousarray\((\w+)\)", source))
+        assert copied and not views & copied and "moved" not in source, source
+    # transposing free axes out of order changes the product's axis order: still right
+    reorder = compiled(lambda c, m: tnp.einsum("ijk,kl->ijl", tnp.transpose(c, (1, 0, 2)), m))
+    m = RNG.normal(size=(6, 2))
+    np.testing.assert_allclose(reorder(cube, m), np.einsum("ijk,kl->ijl",
+                                                            cube.transpose(1, 0, 2), m),
+                               rtol=1e-12)

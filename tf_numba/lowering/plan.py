@@ -17,7 +17,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
-from . import library  # noqa: F401  (registers the lowering rules)
+from . import library  # (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, loops
 from .codegen import generate
@@ -126,6 +126,7 @@ class Plan:
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache, parallel):
+        program = library.fold_transposed_operands(program)
         groups, current = [], []
         for eqn in program.eqns:
             if lowerable(eqn):
