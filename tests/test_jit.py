@@ -451,3 +451,20 @@ def test_a_transposed_operand_reaches_blas_without_a_copy():
     np.testing.assert_allclose(reorder(cube, m), np.einsum("ijk,kl->ijl",
                                                             cube.transpose(1, 0, 2), m),
                                rtol=1e-12)
+
+
+def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
+    """A triangular mask or an arange feeding elementwise work is a function of the loop
+    position: no index array is written out and read back."""
+    import re
+    x = RNG.normal(size=(37, 45))
+    f = compiled(lambda x: (tnp.triu(x, 1), tnp.tril(x, -2) * 2.0, tnp.arange(45.0) * x,
+                            tnp.sum(tnp.arange(37)[:, None] * x, axis=0)))
+    want = (np.triu(x, 1), np.tril(x, -2) * 2.0, np.arange(45.0) * x,
+            np.sum(np.arange(37)[:, None] * x, axis=0))
+    for got, ref in zip(f(x), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    source = f.lower(x).as_text()
+    kernels = source[source.index("def kernel"):]
+    # (the library step for iota wrote index arrays: ``v2[j3, j4] = j3``)
+    assert not re.search(r"\] = j\d+$", kernels, re.M), kernels

@@ -353,6 +353,8 @@ def _emit_region(em, region):
             continue
         if prim == "broadcast_in_dim":
             expr = _broadcast_read(em, eqn, idx)
+        elif prim == "iota":
+            expr = typed(idx[eqn.params["dimension"]], v.aval.dtype)
         elif is_outer_product(eqn):
             expr = _outer_product(em, eqn, idx)
         else:

@@ -45,9 +45,11 @@ def is_outer_product(eqn):
 
 
 def reads_through_index_map(eqn):
-    """Fusible equations that read an operand at other positions than the loop's own:
-    the operand must be a materialized array or a scalar, never a loop value."""
-    return eqn.prim.name == "broadcast_in_dim" or is_outer_product(eqn)
+    """Fusible equations that read an operand at other positions than the loop's own
+    (the operand must be a materialized array or a scalar, never a loop value), or that
+    compute from the position itself (``iota``: a triangular mask is then a compare of
+    two loop indices, not two index arrays written out and read back)."""
+    return eqn.prim.name in ("broadcast_in_dim", "iota") or is_outer_product(eqn)
 
 
 def _space(eqn):
