@@ -27,15 +27,18 @@ from a table of 2/pi's bits above, r a double-double) and compute both polynomia
 loop calling both on one x does the work once (LLVM merges the copies). They and
 ``_sin_cos_parts`` are inlined by numba (``inline="always"``): LLVM inlines nothing this
 big, and a call keeps the loop scalar; the small helpers are left to LLVM, as numba's
-inlining of each costs compile time (a kernel with sin and cos: 1.1 s -> 0.5 s). Measured against a long-double reference on 14M samples
-(|x| below 1, 10, 1e5, 1e9, 1e22, 2^1024 and random bit patterns) and on 1.8k doubles next
-to multiples of pi/2 against mpmath: 0.62 ulp at most for both (NumPy's: 0.52, but 8 ulp
-on cos(6381956970095103 2^797), the double closest to a multiple of pi/2), so within 1 ulp
-of NumPy but there; sin keeps the sign of zero, NaN and +-inf give NaN. 128k float64
-values in [-10, 10] take 4.6 ns each (numba's libm call: 16.5, NumPy's ufunc: 16). ``sin32``/``cos32`` take float32
-to float32, computing in float64 with a two-window Payne-Hanek reduction for every |x|:
-never more than 1 ulp from NumPy's float32 sin/cos, and the correctly rounded float32 for
-all but ~1 in 10^5 inputs; 2 ns a value (NumPy's own AVX-512 float32 loop: 0.6-0.8).
+inlining of each costs compile time (a kernel with sin and cos: 1.1 s -> 0.5 s). Against
+a long-double reference on 14M samples (|x| below 1, 10, 1e5, 1e9, 1e22, 2^1024 and random
+bit patterns) and against mpmath on 1.8k doubles next to multiples of pi/2: 0.62 ulp at
+most for both (NumPy's: 0.52, but 8 ulp on cos(6381956970095103 2^797), the double closest
+to a multiple of pi/2), so within 1 ulp of NumPy but there; sin keeps the sign of zero,
+NaN and +-inf give NaN. 128k float64 values in [-10, 10] take 4.6 ns each (numba's libm
+call: 16.5, NumPy's ufunc: 16). ``sin32``/``cos32`` take float32 to float32, computing in
+float64 with a two-window Payne-Hanek reduction for every |x|: over all 2^32 float32
+inputs, never more than 1 ulp from NumPy's float32 sin/cos (itself 1 ulp from the
+correctly rounded result on 1.6% of them) and equal to float64's result rounded to
+float32 on all but 940 (sin) and 982 (cos); 2 ns a value (numba's libm call: 8, NumPy's
+own AVX-512 float32 loop: 0.5-0.8; the two table gathers alone cost 0.5).
 
 Changing anything here changes what cached kernels compute: bump
 ``kernel_cache.FORMAT_VERSION`` with it.
@@ -509,11 +512,11 @@ def cos(x):
     return y if abs(x) < np.inf else x - x
 
 
-# float32 sin and cos: float32 in and out, float64 inside (still 8 lanes, but no
-# double-double: a float32 x has 24 bits, so r = x - n pi/2 is never closer than ~2^-30 to
-# 0 and two 53-bit windows of 2/pi carry it, and polynomials to 2^-43 round to the
-# correctly rounded float32 but for ~1 in 2^18 inputs). One Payne-Hanek reduction for all
-# |x|: two table loads are cheaper than a Cody-Waite reduction beside it.
+# float32 sin and cos: float32 in and out, float64 inside (8 lanes, but no double-double:
+# a float32 x has 24 bits, so two 53-bit windows of 2/pi carry r = x - n pi/2 to ~2^-80,
+# and polynomials to 2^-43 round to the correctly rounded float32 but for ~1 in 2^22
+# inputs). One Payne-Hanek reduction for all |x|: two table loads are cheaper than a
+# Cody-Waite reduction beside it.
 _PH32_TABLE = _payne_hanek_table(range(256), 23, 2)
 _payne_hanek32_entry = _constant_table_load(_PH32_TABLE, "tf_numba_vmath_payne_hanek32")
 _S32 = (-0.16666666666631547, 0.008333333325263372, -0.0001984126381824989,
