@@ -104,3 +104,20 @@ def test_scatter_combines_into_a_dead_operand_and_copies_a_live_one():
     scattered, base = g(x, u)
     np.testing.assert_array_equal(base, x * 3)
     np.testing.assert_array_equal(scattered, x * 3 + want)
+
+
+def test_an_operand_of_a_product_is_private_the_product_is_not():
+    """dot_general always writes a fresh array, so its operands can be workspace arrays
+    even when the product is an output; the outputs of earlier calls stay intact."""
+    f = compiled(lambda x, w: (tnp.tanh(x) * 2.0) @ w)
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=(64, 48)), rng.normal(size=(48, 32))
+    source = f.lower(x, w).as_text()
+    operand = source.split("loops.matmul_into(")[0]
+    assert "workspace.take(ws" in operand, source
+    kept = []
+    for _ in range(3):
+        x = rng.normal(size=(64, 48))
+        kept.append((f(x, w), (np.tanh(x) * 2.0) @ w))
+    for got, want in kept:
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -141,14 +141,19 @@ def consumable(em, v):
     return type(v) is Var and v in em.private and em.uses[v] == 1
 
 
+# library steps whose lowering always writes a fresh output array (never a view)
+WRITES_FRESH = {"dot_general"}
+
+
 def private_values(program):
     """Top-level values that no program output can reach, not even as a view, so their
-    arrays may live in a workspace reused by the next call. A fusible equation writes a
-    fresh array; any other step (a reshape, a loop, a library call) is taken to possibly
-    return a view of any of its operands."""
+    arrays may live in a workspace reused by the next call. A fusible equation or a
+    ``WRITES_FRESH`` step writes a fresh array; any other step (a reshape, a loop, a
+    library call) is taken to possibly return a view of any of its operands."""
     reachable = {v for v in program.outvars if type(v) is Var}
     for eqn in reversed(program.eqns):
-        if not is_fusible(eqn) and any(v in reachable for v in eqn.outvars):
+        fresh = is_fusible(eqn) or eqn.prim.name in WRITES_FRESH
+        if not fresh and any(v in reachable for v in eqn.outvars):
             reachable.update(v for v in eqn.invars if type(v) is Var)
     return {v for eqn in program.eqns for v in eqn.outvars if v not in reachable}
 
