@@ -1,5 +1,6 @@
 """jit: compiled results equal the NumPy interpreter's, kernels are reused across lengths,
 the disk cache survives damage and concurrent writers, and jit composes with AD."""
+import itertools
 import os
 import subprocess
 import sys
@@ -468,3 +469,17 @@ def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
     kernels = source[source.index("def kernel"):]
     # (the library step for iota wrote index arrays: ``v2[j3, j4] = j3``)
     assert not re.search(r"\] = j\d+$", kernels, re.M), kernels
+
+
+@pytest.mark.parametrize("perm", list(itertools.permutations(range(3))))
+def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
+    """The transpose folding renames axes in the dimension numbers: every permutation,
+    with a contraction, a batch axis and a free axis, on either side of the product."""
+    a = RNG.normal(size=(2, 3, 4))
+    t = a.transpose(perm)                            # the shape the product sees
+    b = RNG.normal(size=(t.shape[0], t.shape[2], 5))
+    f = compiled(lambda a, b: (tnp.einsum("bij,bjk->bik", tnp.transpose(a, perm), b),
+                               tnp.einsum("bjk,bij->bki", b, tnp.transpose(a, perm))))
+    got = f(a, b)
+    np.testing.assert_allclose(got[0], np.einsum("bij,bjk->bik", t, b), rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.einsum("bjk,bij->bki", b, t), rtol=1e-12)
