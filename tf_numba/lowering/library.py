@@ -241,6 +241,8 @@ def fold_transposed_operands(program):
 
 
 def _through_transposes(eqn, producers):
+    """``eqn`` (a dot_general) reading the source of each transposed operand it can, or
+    ``eqn`` itself. Operand axis i of ``transpose(y, perm)`` is axis perm[i] of y."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     ins, dims = list(eqn.invars), [[lc, lb], [rc, rb]]
     for k, x in enumerate(eqn.invars):

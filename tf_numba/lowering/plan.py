@@ -17,7 +17,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
-from . import library  # (registers the lowering rules)
+from . import library  # (registers the lowering rules; folds transposed operands)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, loops
 from .codegen import generate
