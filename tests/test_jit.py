@@ -483,3 +483,35 @@ def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
     got = f(a, b)
     np.testing.assert_allclose(got[0], np.einsum("bij,bjk->bik", t, b), rtol=1e-12)
     np.testing.assert_allclose(got[1], np.einsum("bjk,bij->bki", b, t), rtol=1e-12)
+
+
+def test_calls_with_parameter_lists_dispatch_on_every_leaf():
+    """f(params, x) with params a list or tuple of arrays takes the fast path once
+    compiled; a change of any leaf's shape or dtype, of the container (list, tuple, its
+    length, nesting) or a non-array leaf still reaches the right specialization."""
+    def f(params, x):
+        w, b = params[0], params[1]
+        return tnp.sum(x @ w + b) + sum(tnp.sum(p) for p in params[2:])
+
+    def want(params, x):
+        return np.sum(x @ params[0] + params[1]) + sum(np.sum(p) for p in params[2:])
+
+    g = tf.jit(f, tiered=False)
+    w, b, x = RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(4, 3))
+    calls = [([w, b], x), ([w, b], x), ((w, b), x), ([w, b, b], x),
+             ([w.astype(np.float32), b], x), ([w[:2], b], x[:, :2]),
+             ([w, b, [b, b]], x), ([w, 2.0], x), ([w, b], x)]
+    for params, xv in calls:
+        np.testing.assert_allclose(g(params, xv), want(params, xv), rtol=1e-6)
+    assert len(g.jitted._prepared) == 7     # list/tuple, 3 leaves, float32, shapes, nested, scalar
+    # the same leaves split differently between two lists are different calls
+    h = tf.jit(lambda p, q: tnp.sum(p[-1]) * 2.0 - tnp.sum(q[0]), tiered=False)
+    u, v, z = (RNG.normal(size=3) for _ in range(3))
+    for _ in range(2):                        # the second round runs on the fast path
+        np.testing.assert_allclose(h([u, v], [z]), np.sum(v) * 2 - np.sum(z), rtol=1e-12)
+        np.testing.assert_allclose(h([u], [v, z]), np.sum(u) * 2 - np.sum(v), rtol=1e-12)
+    k = tf.jit(lambda p, x=None: tnp.sum(p[-1]) - (0.0 if x is None else tnp.sum(x)),
+               tiered=False)
+    for _ in range(2):                        # ([u], v) and ([u, v]) have the same leaves
+        np.testing.assert_allclose(k([u], v), np.sum(u) - np.sum(v), rtol=1e-12)
+        np.testing.assert_allclose(k([u, v]), np.sum(v), rtol=1e-12)
