@@ -43,6 +43,7 @@ own AVX-512 float32 loop: 0.5-0.8; the two table gathers alone cost 0.5).
 Changing anything here changes what cached kernels compute: bump
 ``kernel_cache.FORMAT_VERSION`` with it.
 """
+import functools
 import math
 
 import numba
@@ -355,26 +356,29 @@ def _payne_hanek_table(exponents, mantissa_bits, windows):
     return np.array(rows)
 
 
-_PH_TABLE = _payne_hanek_table(range(_PH_FIRST_EXPONENT, 2047), 52, 4)
-_PH_LAST_ROW = _PH_TABLE.shape[0] - 1
+_PH_EXPONENTS = range(_PH_FIRST_EXPONENT, 2047)
+_PH_LAST_ROW = len(_PH_EXPONENTS) - 1
 
 
-def _constant_table_load(table, symbol):
+def _constant_table_load(make_table, columns, symbol):
     """An intrinsic ``load(row, column) -> table[row, column]`` reading an LLVM constant
     global: a load LLVM can turn into a vector gather (a global NumPy array costs
-    reference counting calls, which keep the loop from vectorizing)."""
-    columns = table.shape[1]
+    reference counting calls, which keep the loop from vectorizing). ``make_table()``
+    runs when a kernel using it compiles, not at import: building the float64 table took
+    ~7 ms of every first call that loaded a cached kernel (which imports this module)."""
+    table = functools.lru_cache(maxsize=None)(make_table)
 
     @intrinsic
     def load(typingctx, row, column):
         def codegen(context, builder, signature, args):
             i64 = ir.IntType(64)
-            array = ir.ArrayType(ir.DoubleType(), table.size)
+            values = table()
+            array = ir.ArrayType(ir.DoubleType(), values.size)
             try:
                 data = builder.module.get_global(symbol)
             except KeyError:
                 data = ir.GlobalVariable(builder.module, array, symbol)
-                data.initializer = ir.Constant(array, [float(v) for v in table.flat])
+                data.initializer = ir.Constant(array, [float(v) for v in values.flat])
                 data.global_constant = True
                 data.linkage = "internal"
             row64, column64 = (builder.sext(v, i64) if v.type.width < 64 else v for v in args)
@@ -384,7 +388,8 @@ def _constant_table_load(table, symbol):
     return load
 
 
-_payne_hanek_entry = _constant_table_load(_PH_TABLE, "tf_numba_vmath_payne_hanek")
+_payne_hanek_entry = _constant_table_load(
+    lambda: _payne_hanek_table(_PH_EXPONENTS, 52, 4), 4, "tf_numba_vmath_payne_hanek")
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -517,8 +522,8 @@ def cos(x):
 # and polynomials to 2^-43 round to the correctly rounded float32 but for ~1 in 2^22
 # inputs). One Payne-Hanek reduction for all |x|: two table loads are cheaper than a
 # Cody-Waite reduction beside it.
-_PH32_TABLE = _payne_hanek_table(range(256), 23, 2)
-_payne_hanek32_entry = _constant_table_load(_PH32_TABLE, "tf_numba_vmath_payne_hanek32")
+_payne_hanek32_entry = _constant_table_load(
+    lambda: _payne_hanek_table(range(256), 23, 2), 2, "tf_numba_vmath_payne_hanek32")
 _S32 = (-0.16666666666631547, 0.008333333325263372, -0.0001984126381824989,
         2.755535672426922e-06, -2.4761575713959145e-08)
 _C32 = (0.041666666622747074, -0.0013888883746485954, 2.4799518186707618e-05,
