@@ -130,6 +130,8 @@ def setup_jax(sync):
 def fmt_time(seconds):
     if seconds is None:
         return "-"
+    if seconds < 0:         # a difference of two timings can be negative
+        return "-" + fmt_time(-seconds)
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
