@@ -515,3 +515,25 @@ def test_calls_with_parameter_lists_dispatch_on_every_leaf():
     for _ in range(2):                        # ([u], v) and ([u, v]) have the same leaves
         np.testing.assert_allclose(k([u], v), np.sum(u) - np.sum(v), rtol=1e-12)
         np.testing.assert_allclose(k([u, v]), np.sum(v), rtol=1e-12)
+
+
+def test_calls_with_parameter_dicts_dispatch_on_names_and_leaves():
+    """A dict of arrays takes the fast path too, its leaves in sorted-key order as the
+    pytree flattening; other names, shapes or a non-array value reach their own
+    specialization."""
+    g = tf.jit(lambda p, x: tnp.sum(x @ p["w"]) * 2.0 - tnp.sum(p["b"]), tiered=False)
+    w, b, x = RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=(4, 3))
+    for _ in range(2):                        # the second round runs on the fast path
+        for params, xv in [({"w": w, "b": b}, x), ({"b": b, "w": w}, x),
+                           ({"w": w[:2], "b": b}, x[:, :2]), ({"w": w, "b": 1.5}, x)]:
+            want = np.sum(xv @ params["w"]) * 2.0 - np.sum(params["b"])
+            np.testing.assert_allclose(g(params, xv), want, rtol=1e-12)
+    swapped = tf.jit(lambda p: tnp.sum(p["a"]) - 2.0 * tnp.sum(p["z"]), tiered=False)
+    u, v = RNG.normal(size=3), RNG.normal(size=3)
+    for _ in range(2):                        # same leaves under other names
+        np.testing.assert_allclose(swapped({"a": u, "z": v}), u.sum() - 2 * v.sum(), rtol=1e-12)
+        np.testing.assert_allclose(swapped({"z": u, "a": v}), v.sum() - 2 * u.sum(), rtol=1e-12)
+    named = tf.jit(lambda p: sum(tnp.sum(v) * len(k) for k, v in p.items()), tiered=False)
+    for _ in range(2):                        # same leaves, other names: other results
+        np.testing.assert_allclose(named({"a": u, "zz": v}), u.sum() + 2 * v.sum(), rtol=1e-12)
+        np.testing.assert_allclose(named({"a": u, "z": v}), u.sum() + v.sum(), rtol=1e-12)
