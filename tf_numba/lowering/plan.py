@@ -141,8 +141,8 @@ class Plan:
         uses_after = _uses_after(program, groups)
         # LAPACK runs on numba's BLAS: keep the plan's products there too, so one library
         # (run as wide as the engine) does all of its BLAS work
-        self.lapack = any(not isinstance(g, list) and g.prim.family == LINALG_FAMILY
-                          for g in groups)
+        lapack = any(not isinstance(g, list) and g.prim.family == LINALG_FAMILY
+                     for g in groups)
         const_vars = {v for v, _ in program.consts}
         self.consts = dict(program.consts)
         for g, group in enumerate(groups):
@@ -166,12 +166,12 @@ class Plan:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(sub, kernel_cache, parallel,
-                                                 large_products_on_numpy=not self.lapack))
+                                                 large_products_on_numpy=not lapack))
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
-        self.blas_use = _blas_libraries(self.segments, self.lapack)  # numba's, NumPy's, LAPACK
+        self.blas_use = _blas_libraries(self.segments, lapack)  # numba's, NumPy's, LAPACK
         self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
@@ -328,15 +328,16 @@ def _blas_libraries(segments, lapack):
     """(numba's BLAS, NumPy's BLAS, LAPACK): which of the two BLAS libraries a plan's steps
     may call, and whether LAPACK is among them. Products of known size go to one
     (``loops.matmul_into``; all to numba's in a plan that calls LAPACK, which uses it)."""
+    if lapack:
+        return True, False, True
     numba_blas = numpy_blas = False
     for seg in segments:
         if type(seg) is CompiledSegment and "loops.matmul_into(" in seg.source:
             for eqn in _products(seg.program):
                 macs = _macs_per_matrix(eqn)
-                large = not lapack and (macs is None or macs >= loops.NUMPY_BLAS_MIN_MACS)
-                numba_blas |= lapack or macs is None or macs < loops.NUMPY_BLAS_MIN_MACS
-                numpy_blas |= large
-    return numba_blas or lapack, numpy_blas, lapack
+                numba_blas |= macs is None or macs < loops.NUMPY_BLAS_MIN_MACS
+                numpy_blas |= macs is None or macs >= loops.NUMPY_BLAS_MIN_MACS
+    return numba_blas, numpy_blas, False
 
 
 def _products(program):

@@ -12,7 +12,7 @@ handed out in this call, ``state[1]`` the bytes this call asked for. ``take`` bu
 through the arena and, when it runs out (the first call, or longer inputs), falls back
 to a fresh array while still counting the request, so the pool grows the arena to fit
 for the next call. Only arrays that never reach a kernel output (not even as a view) are
-taken here; the codegen decides which (``escaping_values``).
+taken here; the codegen decides which (``codegen.private_values``).
 """
 import numba
 import numpy as np
