@@ -5,7 +5,7 @@ LLVM may not reorder without fastmath: one add per 3-4 cycles, 4-5x slower than 
 ``pairwise_sum`` is NumPy's own algorithm (8 interleaved partial sums in blocks of at most
 128 elements, blocks combined by halving), so a row sums to the same bits as ``np.sum``
 of a row. Each leaf's 8 partial sums are one <8 x T> vector add per 8 elements, written
-in LLVM IR (``_add_groups``), and the two or four leaves under one node are summed side
+in LLVM IR (``_leaf_sums``), and the two or four leaves under one node are summed side
 by side, so their chains of dependent adds overlap: 128 rows of 1000 float32 went from
 19 to 11 us (np.sum(axis=1): 22 us). ``row_max``/``row_min`` keep 8 running extremes and
 a NaN flag (NaN propagates, as in ``np.max``); those 8 lanes become one vector operation
@@ -36,56 +36,76 @@ def scratch_source(dtype_ctor):
     return f"(np.empty((3, {_DEPTH}), np.int64), np.empty({_DEPTH}, {dtype_ctor}))"
 
 
-@_jit
-def _load8(a, u):
-    """The 8 elements from unsigned index ``u`` (no wraparound check between them)."""
-    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
-    five, six, seven = np.uint64(5), np.uint64(6), np.uint64(7)
-    return (a[u], a[u + one], a[u + two], a[u + three],
-            a[u + four], a[u + five], a[u + six], a[u + seven])
+_LANES = [ir.Constant(ir.IntType(32), j) for j in range(8)]
+
+
+def _vector_load(context, builder, ary_type, ary, at):
+    """The 8 elements ``a[at:at + 8]`` of a unit-stride array as one <8 x T> load."""
+    data = context.make_array(ary_type)(context, builder, ary).data
+    elem = context.get_value_type(ary_type.dtype)
+    pointer = builder.bitcast(builder.gep(data, [at]), ir.VectorType(elem, 8).as_pointer())
+    return builder.load(pointer, align=context.get_abi_sizeof(elem))
+
+
+def _group_to_vector(builder, group, vec_type):
+    """A numba 8-tuple as an <8 x T> vector."""
+    vec = ir.Constant(vec_type, ir.Undefined)
+    for j in range(8):
+        vec = builder.insert_element(vec, builder.extract_value(group, j), _LANES[j])
+    return vec
+
+
+def _vector_to_group(builder, vec, group_type):
+    """An <8 x T> vector as a numba 8-tuple of LLVM type ``group_type``."""
+    group = ir.Constant(group_type, ir.Undefined)
+    for j in range(8):
+        group = builder.insert_value(group, builder.extract_element(vec, _LANES[j]), j)
+    return group
 
 
 @intrinsic
-def _add_groups(typingctx, a, starts, k0, k1, sums):
-    """``sums[c][j] + a[starts[c] + 8k + j]`` for k = k0 .. k1-1 in that order, for every
-    chain c: NumPy's 8 partial sums of a leaf, continued. Each chain is one <8 x T>
-    vector add per group, in LLVM IR because numba's SLP pass turned the 8 scalar sums
-    into shuffles and spills (a 128-element leaf took 24 ns); the chains are independent
-    dependency chains, so several leaves summed together overlap their add latencies.
-    ``a`` must be unit-stride (``pairwise_sum`` checks)."""
+def _leaf_sums(typingctx, a, starts, groups):
+    """For each chain c, NumPy's 8 partial sums of the leaf of ``groups[c]`` (>= 1) full
+    groups of 8 elements from ``starts[c]``: ``r[j] = a[s + j] + a[s + 8 + j] + ...`` in
+    that order. Each chain is one <8 x T> vector add per group, in LLVM IR because
+    numba's SLP pass turned the 8 scalar sums into shuffles and spills (a 128-element
+    leaf took 24 ns); the chains run side by side while they all have groups left, so
+    several leaves summed together overlap their add latencies. ``a`` must be
+    unit-stride (``pairwise_sum`` checks)."""
+    chains = starts.count
+    group_type = types.UniTuple(a.dtype, 8)
+
     def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        elem = context.get_value_type(signature.args[0].dtype)
-        vec_t = ir.VectorType(elem, 8)
-        lanes = [ir.Constant(ir.IntType(32), j) for j in range(8)]
-        starts_v, lo, hi, sums_v = args[1:]
-        chains = signature.args[1].count
-        slots, bases = [], []
-        for c in range(chains):
-            group = builder.extract_value(sums_v, c)
-            vec = ir.Constant(vec_t, ir.Undefined)
-            for j in range(8):
-                vec = builder.insert_element(vec, builder.extract_value(group, j), lanes[j])
-            slots.append(cgutils.alloca_once_value(builder, vec))
-            bases.append(builder.extract_value(starts_v, c))
-        add = builder.fadd if isinstance(signature.args[0].dtype, types.Float) else builder.add
-        eight = ir.Constant(lo.type, 8)
-        with cgutils.for_range_slice(builder, lo, hi, ir.Constant(lo.type, 1)) as (k, _):
-            offset = builder.mul(k, eight)
+        ary_type, (ary, starts_v, groups_v) = signature.args[0], args
+        add = builder.fadd if isinstance(ary_type.dtype, types.Float) else builder.add
+        bases = [builder.extract_value(starts_v, c) for c in range(chains)]
+        ends = [builder.extract_value(groups_v, c) for c in range(chains)]
+        index_type, one = bases[0].type, ir.Constant(bases[0].type, 1)
+        eight = ir.Constant(index_type, 8)
+
+        def add_group(c, k):
+            x = _vector_load(context, builder, ary_type, ary,
+                             builder.add(bases[c], builder.mul(k, eight)))
+            builder.store(add(builder.load(sums[c]), x), sums[c])
+
+        sums = [cgutils.alloca_once_value(
+            builder, _vector_load(context, builder, ary_type, ary, base)) for base in bases]
+        common = ends[0]
+        for end in ends[1:]:
+            common = builder.select(builder.icmp_signed("<", end, common), end, common)
+        with cgutils.for_range_slice(builder, one, common, one) as (k, _):
             for c in range(chains):
-                at = builder.gep(ary.data, [builder.add(bases[c], offset)])
-                x = builder.load(builder.bitcast(at, vec_t.as_pointer()),
-                                 align=context.get_abi_sizeof(elem))
-                builder.store(add(builder.load(slots[c]), x), slots[c])
-        out = ir.Constant(context.get_value_type(signature.return_type), ir.Undefined)
+                add_group(c, k)
         for c in range(chains):
-            vec = builder.load(slots[c])
-            group = ir.Constant(context.get_value_type(signature.args[4].dtype), ir.Undefined)
-            for j in range(8):
-                group = builder.insert_value(group, builder.extract_element(vec, lanes[j]), j)
-            out = builder.insert_value(out, group, c)
+            with cgutils.for_range_slice(builder, common, ends[c], one) as (k, _):
+                add_group(c, k)
+        out = ir.Constant(context.get_value_type(signature.return_type), ir.Undefined)
+        group_llvm = context.get_value_type(group_type)
+        for c in range(chains):
+            out = builder.insert_value(
+                out, _vector_to_group(builder, builder.load(sums[c]), group_llvm), c)
         return out
-    return sums(a, starts, k0, k1, sums), codegen
+    return types.UniTuple(group_type, chains)(a, starts, groups), codegen
 
 
 @_jit
@@ -106,21 +126,15 @@ def _block(a, lo, n):
         for i in range(lo, lo + n):
             res += a[i]
         return res
-    r = _add_groups(a, (lo,), 1, n // 8, (_load8(a, np.uint64(lo)),))[0]
-    return _leaf_total(r, a, lo, n)
+    return _leaf_total(_leaf_sums(a, (lo,), (n // 8,))[0], a, lo, n)
 
 
 @_jit
 def _block_pair(a, lo, n, h):
     """The two leaves of a node (``a[lo:lo+h]`` and ``a[lo+h:lo+n]``, each 8..128 long),
     summed as two chains side by side; the same additions as two ``_block`` calls."""
-    starts = (lo, lo + h)
-    lens = (h, n - h)
-    sums = (_load8(a, np.uint64(starts[0])), _load8(a, np.uint64(starts[1])))
-    both = min(lens[0], lens[1]) // 8
-    r, s = _add_groups(a, starts, 1, both, sums)
-    r = _add_groups(a, (starts[0],), both, lens[0] // 8, (r,))[0]
-    s = _add_groups(a, (starts[1],), both, lens[1] // 8, (s,))[0]
+    starts, lens = (lo, lo + h), (h, n - h)
+    r, s = _leaf_sums(a, starts, (lens[0] // 8, lens[1] // 8))
     return _leaf_total(r, a, starts[0], lens[0]) + _leaf_total(s, a, starts[1], lens[1])
 
 
@@ -131,14 +145,8 @@ def _block_quad(a, lo, n, h):
     h2 = _half(n - h)
     lens = (_half(h), h - _half(h), h2, n - h - h2)
     starts = (lo, lo + lens[0], lo + h, lo + h + h2)
-    sums = (_load8(a, np.uint64(starts[0])), _load8(a, np.uint64(starts[1])),
-            _load8(a, np.uint64(starts[2])), _load8(a, np.uint64(starts[3])))
-    every = min(min(lens[0], lens[1]), min(lens[2], lens[3])) // 8
-    r0, r1, r2, r3 = _add_groups(a, starts, 1, every, sums)
-    r0 = _add_groups(a, (starts[0],), every, lens[0] // 8, (r0,))[0]
-    r1 = _add_groups(a, (starts[1],), every, lens[1] // 8, (r1,))[0]
-    r2 = _add_groups(a, (starts[2],), every, lens[2] // 8, (r2,))[0]
-    r3 = _add_groups(a, (starts[3],), every, lens[3] // 8, (r3,))[0]
+    r0, r1, r2, r3 = _leaf_sums(a, starts, (lens[0] // 8, lens[1] // 8, lens[2] // 8,
+                                            lens[3] // 8))
     return ((_leaf_total(r0, a, starts[0], lens[0]) + _leaf_total(r1, a, starts[1], lens[1]))
             + (_leaf_total(r2, a, starts[2], lens[2])
                + _leaf_total(r3, a, starts[3], lens[3])))
@@ -218,16 +226,10 @@ def _extreme_groups(greater):
     @intrinsic
     def extreme_groups(typingctx, a, groups, init):
         def codegen(context, builder, signature, args):
-            ary = context.make_array(signature.args[0])(context, builder, args[0])
-            elem = context.get_value_type(signature.args[0].dtype)
-            vec_t = ir.VectorType(elem, 8)
+            ary_type, (ary, count, init_v) = signature.args[0], args
+            vec_t = ir.VectorType(context.get_value_type(ary_type.dtype), 8)
             mask_t = ir.VectorType(ir.IntType(1), 8)
-            lanes = [ir.Constant(ir.IntType(32), j) for j in range(8)]
-            count, init_v = args[1], args[2]
-            start = ir.Constant(vec_t, ir.Undefined)
-            for j in range(8):
-                start = builder.insert_element(start, builder.extract_value(init_v, j),
-                                               lanes[j])
+            start = _group_to_vector(builder, init_v, vec_t)
             accs = [cgutils.alloca_once_value(builder, start) for _ in range(4)]
             nans = cgutils.alloca_once_value(builder, ir.Constant(mask_t, None))
             zero = ir.Constant(count.type, 0)
@@ -235,9 +237,8 @@ def _extreme_groups(greater):
                     as (k, _):
                 first = builder.mul(k, ir.Constant(count.type, 32))
                 for c in range(4):
-                    at = builder.gep(ary.data, [builder.add(first, ir.Constant(k.type, 8 * c))])
-                    x = builder.load(builder.bitcast(at, vec_t.as_pointer()),
-                                     align=context.get_abi_sizeof(elem))
+                    x = _vector_load(context, builder, ary_type, ary,
+                                     builder.add(first, ir.Constant(k.type, 8 * c)))
                     acc = builder.load(accs[c])
                     builder.store(builder.select(builder.fcmp_ordered(predicate, x, acc), x,
                                                  acc), accs[c])
@@ -247,9 +248,7 @@ def _extreme_groups(greater):
             for c in range(1, 4):
                 x = builder.load(accs[c])
                 acc = builder.select(builder.fcmp_ordered(predicate, x, acc), x, acc)
-            out = ir.Constant(context.get_value_type(signature.args[2]), ir.Undefined)
-            for j in range(8):
-                out = builder.insert_value(out, builder.extract_element(acc, lanes[j]), j)
+            out = _vector_to_group(builder, acc, context.get_value_type(signature.args[2]))
             any_nan = builder.icmp_unsigned("!=", builder.bitcast(builder.load(nans),
                                                                   ir.IntType(8)),
                                             ir.Constant(ir.IntType(8), 0))
