@@ -53,34 +53,34 @@ from numba import types
 from numba.extending import intrinsic
 
 
-@intrinsic
-def _int64_bits_as_float64(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-    return types.float64(types.int64), codegen
+def _bitcast(source, target, name):
+    """An intrinsic reading the bits of a ``source`` value as a ``target`` of the same
+    width (no conversion: one register move, or none)."""
+    def cast(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(source), codegen
+    cast.__name__ = name
+    return intrinsic(cast)
 
 
-@intrinsic
-def _float64_bits_as_int64(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-    return types.int64(types.float64), codegen
+def _fused_multiply_add(dtype, name):
+    """An intrinsic ``a * b + c`` rounded once, in ``dtype`` (llvm.fma: one instruction
+    where the CPU has FMA)."""
+    def fma(typingctx, a, b, c):
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return dtype(dtype, dtype, dtype), codegen
+    fma.__name__ = name
+    return intrinsic(fma)
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """a * b + c rounded once (llvm.fma: one instruction where the CPU has FMA)."""
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-    return types.float64(types.float64, types.float64, types.float64), codegen
-
-
-@intrinsic
-def _fma32(typingctx, a, b, c):
-    """float32 a * b + c rounded once."""
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
+_int64_bits_as_float64 = _bitcast(types.int64, types.float64, "_int64_bits_as_float64")
+_float64_bits_as_int64 = _bitcast(types.float64, types.int64, "_float64_bits_as_int64")
+_int32_bits_as_float32 = _bitcast(types.int32, types.float32, "_int32_bits_as_float32")
+_float32_bits_as_int32 = _bitcast(types.float32, types.int32, "_float32_bits_as_int32")
+_fma = _fused_multiply_add(types.float64, "_fma")
+_fma32 = _fused_multiply_add(types.float32, "_fma32")
 
 
 _LN2_HI = 6.93147180369123816490e-01
@@ -140,20 +140,6 @@ def exp(x):
     scaled = np.inf if x > _OVERFLOW else scaled
     scaled = 0.0 if x < _UNDERFLOW else scaled
     return x if x != x else scaled
-
-
-@intrinsic
-def _int32_bits_as_float32(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _float32_bits_as_int32(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-    return types.int32(types.float32), codegen
 
 
 # float32 exp: FreeBSD e_expf.c's reduction (ln2 in two parts, the high one with trailing
