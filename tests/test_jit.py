@@ -2,6 +2,7 @@
 the disk cache survives damage and concurrent writers, and jit composes with AD."""
 import itertools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -429,7 +430,6 @@ def test_a_plan_that_calls_lapack_keeps_its_large_products_on_lapacks_blas():
 def test_a_transposed_operand_reaches_blas_without_a_copy():
     """dot_general of transpose(y) reads y with its axes renamed (BLAS takes either
     order), as long as the product's free axes keep their order; otherwise it copies."""
-    import re
     q, g = RNG.normal(size=(40, 30)), RNG.normal(size=(40, 20))
     batch_a, batch_b = RNG.normal(size=(3, 40, 30)), RNG.normal(size=(3, 40, 20))
     cube = RNG.normal(size=(4, 5, 6))
@@ -457,7 +457,6 @@ def test_a_transposed_operand_reaches_blas_without_a_copy():
 def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
     """A triangular mask or an arange feeding elementwise work is a function of the loop
     position: no index array is written out and read back."""
-    import re
     x = RNG.normal(size=(37, 45))
     f = compiled(lambda x: (tnp.triu(x, 1), tnp.tril(x, -2) * 2.0, tnp.arange(45.0) * x,
                             tnp.sum(tnp.arange(37)[:, None] * x, axis=0)))
