@@ -359,6 +359,9 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
     libraries = blas_threads.setters(True, True)
     if not libraries:
         pytest.skip("this BLAS offers no way to set its thread count")
+    # the setters are called from compiled code (ctypes costs 3 us a run); below, widths
+    # set that way are read back through ctypes and the other way round
+    assert blas_threads._COMPILED
     real_set, real_restore, seen = blas_threads.set_width, blas_threads.restore, []
 
     def recording_set(chosen, threads):

@@ -155,8 +155,10 @@ def _fast_call(prepared, threads):
             and threads == 1 and not plan.blas):
         kernel = plan.segments[0].kernel.dispatcher
         return lambda args: kernel(*args)
-    out_tree = prepared.out_tree
-    return lambda args: pytree.unflatten(out_tree, plan.run(list(args), threads))
+    out_tree, run = prepared.out_tree, plan.runner(threads)
+    if out_tree is pytree.LEAF:
+        return lambda args: run(list(args))[0]
+    return lambda args: pytree.unflatten(out_tree, run(list(args)))
 
 
 def _fast_signature(args):
