@@ -3,7 +3,10 @@
 A benchmark script builds ``Case`` objects (one per dtype / size / depth), adds a zero-argument
 callable per tool, and hands them to ``Bench.run``. Every round times each tool once, in a
 rotated order (the tools share whatever noise the machine has that round); a tool's time is
-the median over rounds of its per-call time in that round. JAX's CPU client reads
+the median over rounds of its per-call time in that round, and a ratio of two tools is the
+median over rounds of their ratio within the round (paired: the shared host here runs in
+spells ~1.4x apart, lasting seconds, and a spell then slows both sides of a ratio instead
+of whichever tool's median it happened to fall on). JAX's CPU client reads
 ``jax_cpu_enable_async_dispatch`` only when it is created, so the synchronous configuration
 is measured in a child process of the same script (``--jax-sync-child``) that times
 tf_numba, the reference and JAX side by side again; its ratios are same-process ratios.
@@ -174,8 +177,18 @@ class Case:
         return None if r is None else r["median"]
 
     def ratio(self, tool, to):
-        a, b = self.time(tool), self.time(to)
-        return None if a is None or b is None else a / b
+        """Time of ``tool`` / time of ``to``: paired by round (see the module doc)."""
+        a, b = self.results.get(tool), self.results.get(to)
+        return None if a is None or b is None else paired_ratio(a, b)
+
+
+def paired_ratio(a, b):
+    """The median over rounds of ``a``'s time / ``b``'s time in the same round, for two
+    tools of one ``measure`` call; the ratio of their medians otherwise."""
+    sa, sb = a.get("samples"), b.get("samples")
+    if sa and sb and len(sa) == len(sb):
+        return statistics.median(x / y for x, y in zip(sa, sb))
+    return a["median"] / b["median"]
 
 
 def wide_engine():
@@ -294,7 +307,8 @@ def measure(tools, rounds, batch_seconds, warmup=3, settle_seconds=SETTLE_SECOND
         s = sorted(samples[name])
         q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0], s[0], s[0]]
         out[name] = dict(median=statistics.median(s), q1=q[0], q3=q[2], min=s[0],
-                         rounds=len(s), number=numbers[name], each_call_timed=each[name])
+                         rounds=len(s), number=numbers[name], each_call_timed=each[name],
+                         samples=samples[name])
     return out
 
 
@@ -337,8 +351,8 @@ class Bench:
         if not self.sync_child:
             print(f"== {self.name}: {title}")
             print(f"   {load_average()} | {self.rounds} rounds (unless a case says otherwise), "
-                  "tools interleaved, medians; "
-                  f"ratios are time / time (above 1: slower than tf_numba / {reference})")
+                  "tools interleaved, medians; ratios are time / time, the median of "
+                  f"each round's (above 1: slower than tf_numba / {reference})")
         for case in cases:
             case.load_before = os.getloadavg()
             with ForeignLoad() as foreign:
@@ -385,9 +399,9 @@ class Bench:
             tf_child = res[TF]["median"]
             sync = dict(res[JAX_SYNC])
             # same-process ratios from the child, carried over onto this process's scale
-            sync["vs_tf_same_process"] = sync["median"] / tf_child
+            sync["vs_tf_same_process"] = paired_ratio(sync, res[TF])
             if self.reference in res:
-                sync["vs_ref_same_process"] = sync["median"] / res[self.reference]["median"]
+                sync["vs_ref_same_process"] = paired_ratio(sync, res[self.reference])
             sync["child_tf_median"] = tf_child
             case.results[JAX_SYNC] = sync
 
