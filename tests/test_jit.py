@@ -310,6 +310,29 @@ def test_large_regions_run_as_prange_chunks_with_the_engines_width():
         assert_ulp_close(one, ref, ulps=64)
 
 
+def test_a_wide_run_sets_numbas_thread_count_and_restores_the_callers():
+    """numba's thread count is set from compiled code around a parallel plan's run (the
+    Python calls cost 3 us of every run), and the caller's count is back after it."""
+    import numba
+    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.lowering.plan import _thread_count_setter
+    from tf_numba.runtime import CpuEngine
+    swap = _thread_count_setter()
+    before = swap(1)
+    try:
+        assert numba.get_num_threads() == 1
+        assert swap(2) == 1 and numba.get_num_threads() == 2
+        swap(1)
+        x = RNG.normal(size=PARALLEL_MIN_ELEMENTS + 7)
+        f = tf.jit(lambda x: tnp.exp(x) * 2.0, tiered=False, engine=CpuEngine(threads=2))
+        assert "numba.prange(" in f.lower(x).as_text()
+        for _ in range(3):          # the general path, then the fast path
+            assert_ulp_close(f(x), np.exp(x) * 2.0, ulps=2)
+            assert numba.get_num_threads() == 1
+    finally:
+        swap(before)
+
+
 def test_reductions_across_the_chunked_axis_stay_serial():
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine

@@ -66,8 +66,10 @@ class Jitted:
             return self.fn(*args, **kwargs)
         prepared, leaves = self._prepare(args, kwargs)
         out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves, self.threads))
-        # (a wide call's plan.run picks and compiles its variant itself)
-        if ((prepared.plan.ready or self.threads > 1) and not kwargs
+        # the fast path is made once the plan that runs this width (a wide call's variant,
+        # which plan.run picks and compiles) runs compiled code: made earlier, it could
+        # only go through plan.run
+        if (prepared.plan.variant_for(self.threads).ready and not kwargs
                 and not self.static_argnums):
             signature = _fast_signature(args)
             if signature is not None:

@@ -24,10 +24,8 @@ import ctypes
 
 import numba
 from llvmlite import binding as llvm_binding
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from .native import calling
 
 _SETTERS = ("openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local")
 
@@ -158,23 +156,8 @@ _SYMBOLS = ("tf_numba_set_numba_blas_threads", "tf_numba_set_numpy_blas_threads"
 _COMPILED = []      # non-empty once both symbols are registered and _set_widths is loaded
 
 
-def _calling(symbol):
-    """An intrinsic calling ``int symbol(int)``, resolved by LLVM when the function that
-    uses it is compiled or loaded from numba's cache (the name is ours, so cached code
-    never binds to one library's setter by accident)."""
-    def call(typingctx, n):
-        def codegen(context, builder, signature, args):
-            i32 = ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, [i32]),
-                                                symbol)
-            return builder.sext(builder.call(fn, [builder.trunc(args[0], i32)]),
-                                ir.IntType(64))
-        return types.int64(types.int64), codegen
-    call.__name__ = symbol
-    return intrinsic(call)
-
-
-_set_numba_blas, _set_numpy_blas = (_calling(name) for name in _SYMBOLS)
+# the names are ours, so cached code never binds to one library's setter by accident
+_set_numba_blas, _set_numpy_blas = (calling(name) for name in _SYMBOLS)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -12,6 +12,7 @@ import threading
 
 import numba
 import numpy as np
+from numba.np.ufunc.parallel import _launch_threads as launch_threads
 
 from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
@@ -21,6 +22,7 @@ from . import library  # (registers the lowering rules; folds transposed operand
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, loops
 from .codegen import generate
+from .native import calling
 from .kernel_cache import KERNELS
 from .workspace import Workspaces
 from .partition import REDUCTIONS
@@ -184,8 +186,7 @@ class Plan:
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
         if plan.parallel:               # (never a plan that calls BLAS: see variant_for)
-            with _width(threads):
-                return plan._run(args)
+            return _run_with_width(plan._run, args, threads)
         if plan.ready and plan.blas:     # (runs before that are interpreted or compiling)
             before = blas_threads.set_width(plan.blas, threads)
             try:
@@ -198,11 +199,14 @@ class Plan:
         """A function equal to ``lambda args: self.run(args, threads)`` with the choices
         ``run`` makes on every call made once: for a compiled one-kernel plan that runs
         serially, the kernel's call with the BLAS width set around it (~2 us less a call:
-        a tenth of a 256 x 256 gradient). ``args`` may be modified by the call."""
+        a tenth of a 256 x 256 gradient); for a one-kernel parallel variant, the kernel's
+        call with numba's thread count set around it. ``args`` may be modified."""
         plan = self.variant_for(threads)
-        if plan.parallel or not (plan.ready and plan.single):
+        if not (plan.ready and plan.single):
             return lambda args: self.run(args, threads)
         segment, blas = plan.segments[0], plan.blas
+        if plan.parallel:
+            return lambda args: _run_with_width(segment, args, threads)
         if not blas:
             return segment
 
@@ -331,17 +335,46 @@ def _concurrent_launches_safe():
         return False
 
 
-@contextlib.contextmanager
-def _width(threads):
-    """numba's thread count for this thread, for the duration of one run."""
-    lock = contextlib.nullcontext() if _concurrent_launches_safe() else _WORKQUEUE_LOCK
-    with lock:
-        before = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+# numba registers these two symbols with LLVM when it starts its threads
+_get_thread_count = calling("get_num_threads", "int", ())
+_set_thread_count = calling("set_num_threads", "void", ("int",))
+
+
+@numba.njit(cache=True, nogil=True)
+def _swap_thread_count(threads):
+    """Set numba's thread count for this thread; returns the count before. Compiled: 0.3
+    us, where Python's numba.get_num_threads and set_num_threads cost 1-2 us each (a
+    parallel softmax cross-entropy over 128 x 1000 paid 5.8 us a run, a tenth)."""
+    before = _get_thread_count()
+    _set_thread_count(threads)
+    return before
+
+
+def _thread_count_setter():
+    """``_swap_thread_count``, after numba has started its threads (which registers the
+    symbols it calls; numba's check takes two locks, ~3 us, so it is made once)."""
+    if not _THREADS_LAUNCHED:
+        launch_threads()
+        _THREADS_LAUNCHED.append(True)
+    return _swap_thread_count
+
+
+_THREADS_LAUNCHED = []
+
+
+def _run_with_width(run, args, threads):
+    """``run(args)`` on ``threads`` of numba's threads (this thread's count, restored after)."""
+    threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    swap = _thread_count_setter()
+    with _NO_LOCK if _concurrent_launches_safe() else _WORKQUEUE_LOCK:
+        before = swap(threads)
         try:
-            yield
+            return run(args)
         finally:
-            numba.set_num_threads(before)
+            swap(before)
+
+
+_NO_LOCK = contextlib.nullcontext()
 
 
 def _blas_libraries(segments, lapack):
