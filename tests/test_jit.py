@@ -333,6 +333,54 @@ def test_a_wide_run_sets_numbas_thread_count_and_restores_the_callers():
         swap(before)
 
 
+def _layer_norm(x, scale, bias):
+    xc = x - tnp.mean(x, axis=1, keepdims=True)
+    return xc / tnp.sqrt(tnp.mean(xc * xc, axis=1, keepdims=True) + 1e-5) * scale + bias
+
+
+def test_row_aligned_regions_run_as_one_prange_with_the_same_bits_on_any_width():
+    """layer_norm's mean, variance and output regions read each other's values only at
+    their own row: a plan's parallel variant runs them as one prange over chunks of rows
+    (no region alone pays for threads), and the serial variant computes the same bits."""
+    from tf_numba.runtime import CpuEngine
+    x = RNG.normal(size=(128, 768))
+    scale, bias, dy = RNG.normal(size=768), RNG.normal(size=768), RNG.normal(size=(128, 768))
+
+    def loss(x, scale, bias, dy):
+        return tnp.sum(_layer_norm(x, scale, bias) * dy)
+
+    one = tf.jit(loss, tiered=False)
+    two = tf.jit(loss, tiered=False, engine=CpuEngine(threads=2))
+    text = two.lower(x, scale, bias, dy).as_text()
+    assert "RowGroup(rows=128" in text and text.count("numba.prange(") == 1
+    assert "numba.prange(" not in one.lower(x, scale, bias, dy).as_text()
+    got = two(x, scale, bias, dy)
+    assert got == one(x, scale, bias, dy)           # bit for bit
+    xc = x - x.mean(axis=1, keepdims=True)
+    want = np.sum((xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * scale + bias)
+                  * dy)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_row_group_whose_array_a_later_pass_reads_stays_plain_regions():
+    """Run on both cores, a group's large output would then be read by a serial pass from
+    the other core's cache (2x slower here): the regions stay plain loops. Reading across
+    rows (a sum over the rows) never joins a group."""
+    from tf_numba.runtime import CpuEngine
+    x = RNG.normal(size=(128, 768))
+    scale, bias = RNG.normal(size=768), RNG.normal(size=768)
+
+    def column_energy(x, scale, bias):
+        y = _layer_norm(x, scale, bias)
+        return tnp.sum(y * y, axis=0)
+
+    f = tf.jit(column_energy, tiered=False, engine=CpuEngine(threads=2))
+    assert "numba.prange(" not in f.lower(x, scale, bias).as_text()
+    xc = x - x.mean(axis=1, keepdims=True)
+    y = xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * scale + bias
+    np.testing.assert_allclose(f(x, scale, bias), np.sum(y * y, axis=0), rtol=1e-12)
+
+
 def test_reductions_across_the_chunked_axis_stay_serial():
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine

@@ -6,6 +6,9 @@ becomes one loop nest, one pass over memory. Everything else (contractions, layo
 changes, gathers, sorts, ...) is a ``LibraryStep``. A library step whose inputs do not come
 from the open region is scheduled before it, so the region keeps growing past it.
 """
+import math
+
+from ..core import dtypes
 from ..core.ir import Var
 from .scalar_exprs import is_elementwise
 
@@ -23,6 +26,28 @@ class FusedRegion:
 
     def __repr__(self):
         return f"FusedRegion(space={self.space}, {len(self.eqns)} eqns)"
+
+
+class RowGroup:
+    """Consecutive regions over the same rows (the first axis of their spaces), run a chunk
+    of rows at a time: each region does its part of a chunk before the next one starts, so
+    one prange covers them all (a region alone may be too small to pay for one) and a
+    chunk's rows stay on one core. A member reads what an earlier member made only at its
+    own row, and nothing a member made is read across rows until the group has run.
+    ``steps`` are the member regions and the row-preserving reshapes between them (views,
+    made before the rows run)."""
+
+    def __init__(self, rows, first):
+        self.rows = rows
+        self.steps = [first]
+        self.made = set(first.defined | first.reduced)      # readable at the same row
+        self.totals = full_reductions(first)               # readable after the group
+
+    def regions(self):
+        return [s for s in self.steps if type(s) is FusedRegion]
+
+    def __repr__(self):
+        return f"RowGroup(rows={self.rows}, {self.steps})"
 
 
 class LibraryStep:
@@ -126,3 +151,116 @@ def _mark_materialized(steps, program):
         home = owner.get(v) if type(v) is Var else None
         if home is not None:
             home.materialize.add(v)
+
+
+def row_helper(eqn):
+    """"sum" / "extreme" when a ``vreduce`` row helper computes this reduction exactly:
+    real floats and ints (integer sums are exact in any order; NumPy's complex sums pair
+    differently, and bools are logical reductions)."""
+    dt = eqn.outvars[0].aval.dtype
+    if dtypes.is_bool(dt) or dtypes.is_complex(dt) or eqn.invars[0].aval.dtype != dt:
+        return None
+    if eqn.prim.name == "reduce_sum":
+        return "sum"
+    if eqn.prim.name in ("reduce_max", "reduce_min") and not dtypes.is_integer(dt):
+        return "extreme"
+    return None
+
+
+def cuts_into_row_chunks(region):
+    """Can the region's outermost axis be cut into chunks that run independently: no
+    reduction crosses that axis, except full reductions (each chunk computes a partial of
+    its own); a 1-D region is cut into pieces of its only row, so its full reductions must
+    be row helpers; a scalar (rank-0) value computed in the loop cannot leave it."""
+    space = region.space
+    if not space or not all(type(d) is int for d in space):
+        return False
+    for eqn in region.eqns:
+        v = eqn.outvars[0]
+        if eqn.prim.name in REDUCTIONS:
+            x = eqn.invars[0]
+            if not v.aval.shape:
+                if len(space) == 1 and not (row_helper(eqn) and type(x) is Var
+                                            and x.aval.shape):
+                    return False
+            elif 0 in eqn.params["axes"]:
+                return False
+        elif not v.aval.shape and v in region.materialize:
+            return False
+    return True
+
+
+def full_reductions(region):
+    """The region's reductions to a scalar (ready only after its whole loop)."""
+    return {e.outvars[0] for e in region.eqns
+            if e.prim.name in REDUCTIONS and not e.outvars[0].aval.shape}
+
+
+def _reads_own_row(group, region):
+    """Does every read of a value the group made happen at the reading loop's own row?"""
+    for eqn in region.eqns:
+        for x in eqn.invars:
+            if type(x) is not Var or x not in group.made:
+                continue
+            if x in group.totals or not x.aval.shape or x.aval.shape[0] != group.rows:
+                return False
+            if eqn.prim.name == "broadcast_in_dim":
+                if eqn.params["broadcast_dimensions"][0] != 0:
+                    return False
+            elif reads_through_index_map(eqn) or x.aval.shape != region.space:
+                return False
+    return True
+
+
+def _joins(group, step):
+    if type(step) is FusedRegion:
+        return (step.space and step.space[0] == group.rows and cuts_into_row_chunks(step)
+                and _reads_own_row(group, step))
+    eqn = step.eqn
+    return (eqn.prim.name == "reshape" and eqn.invars[0].aval.shape[:1] == (group.rows,)
+            and eqn.outvars[0].aval.shape[:1] == (group.rows,)
+            and eqn.invars[0] not in group.totals)
+
+
+def group_rows(steps):
+    """``steps`` with runs of row-aligned regions made ``RowGroup``s (top-level code only:
+    a group's chunks are a loop of their own). A library step that reads nothing a group
+    made runs before the group, which then keeps growing past it. Groups of one region,
+    or of regions one element wide, stay plain regions."""
+    out, group = [], None
+
+    def flush():
+        tail = []
+        while type(group.steps[-1]) is not FusedRegion:    # trailing views run after it
+            tail.insert(0, group.steps.pop())
+        regions = group.regions()
+        if len(regions) >= 2 and any(math.prod(r.space[1:]) > 1 for r in regions):
+            out.append(group)
+        else:
+            out.extend(group.steps)
+        out.extend(tail)
+
+    for step in steps:
+        if group is not None:
+            if _joins(group, step):
+                group.steps.append(step)
+                if type(step) is FusedRegion:
+                    group.made.update(step.defined | step.reduced)
+                    group.totals.update(full_reductions(step))
+                else:
+                    group.made.update(step.eqn.outvars)
+                continue
+            if type(step) is LibraryStep and not any(
+                    type(v) is Var and v in group.made for v in step.eqn.invars):
+                out.append(step)
+                continue
+            flush()
+            group = None
+        if (type(step) is FusedRegion and len(step.space) >= 1 and step.space[0] != 1
+                and cuts_into_row_chunks(step)):
+            group = RowGroup(step.space[0], step)
+        else:
+            out.append(step)
+    if group is not None:
+        flush()
+    return out
