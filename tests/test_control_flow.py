@@ -551,3 +551,62 @@ def test_while_loop_gradient_programs_fingerprint_the_same_each_trace():
     first, second = g(2.0), g(2.0)
     assert str(first) != str(second)        # different trip symbols ...
     assert first.fingerprint() == second.fingerprint()      # ... same program
+
+
+def _rnn(W, U, b, h0, xs, reverse=False):
+    def cell(h, x):
+        h = tnp.tanh(W @ h + U @ x + b)
+        return h, U @ x
+    return lax.scan(cell, h0, xs, reverse=reverse)
+
+
+def _numpy_rnn(W, U, b, h0, xs, reverse=False):
+    h, hs = h0, []
+    for x in (xs[::-1] if reverse else xs):
+        h = np.tanh(W @ h + U @ x + b)
+        hs.append(U @ x)
+    return h, np.array(hs[::-1] if reverse else hs)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse):
+    """U @ x_t needs no carry: under jit it runs as one matrix product over all steps
+    before the loop, which reads its rows (and the stacked output of it too), forwards
+    and in reverse; the loop keeps W @ h."""
+    W, U = RNG.normal(size=(16, 16)) / 4, RNG.normal(size=(16, 5)) / 2
+    b, h0, xs = RNG.normal(size=16), RNG.normal(size=16), RNG.normal(size=(40, 5))
+
+    def f(W, U, b, h0, xs):
+        h, ys = _rnn(W, U, b, h0, xs, reverse)
+        return tnp.sum(h) + tnp.sum(ys * ys)
+
+    jf = tf.jit(f, tiered=False)
+    text = jf.lower(W, U, b, h0, xs).as_text()
+    kernel = text[text.index("def kernel"):]
+    loop = kernel[kernel.index("for it"):]
+    assert "matmul_into" in kernel[:kernel.index("for it")]       # the product over steps
+    assert loop.count("matvec(") == 1                             # W @ h only
+    h, ys = _numpy_rnn(W, U, b, h0, xs, reverse)
+    assert_close(jf(W, U, b, h0, xs), np.sum(h) + np.sum(ys * ys), "vs NumPy", rtol=1e-12)
+    assert_close(jf(W, U, b, h0, xs), f(W, U, b, h0, xs), "vs un-jitted", rtol=1e-12)
+    # its gradient is unchanged, hoisted or not
+    g = tf.jit(tf.grad(f, argnums=(0, 1, 2)), tiered=False)
+    for got, want in zip(g(W, U, b, h0, xs), tf.grad(f, argnums=(0, 1, 2))(W, U, b, h0, xs)):
+        assert_close(got, want, "gradient", rtol=1e-10)
+
+
+def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypatch):
+    """No product to move (elementwise work is as cheap inside), or a stack above the
+    cap: the loop is left as it is."""
+    from tf_numba.lowering import control
+    W, U = RNG.normal(size=(8, 8)) / 3, RNG.normal(size=(8, 3))
+    b, h0, xs = RNG.normal(size=8), RNG.normal(size=8), RNG.normal(size=(20, 3))
+
+    def elementwise(h0, xs):
+        return lax.scan(lambda h, x: (tnp.tanh(h + tnp.sum(tnp.sin(x))), h), h0, xs)[1]
+    text = tf.jit(elementwise, tiered=False).lower(h0, xs).as_text()
+    assert "matmul_into" not in text and "for it" in text
+    monkeypatch.setattr(control, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
+    text = tf.jit(lambda *a: _rnn(*a)[0], tiered=False).lower(W, U, b, h0, xs).as_text()
+    loop = text[text.index("for it"):]
+    assert loop.count("matvec(") == 2

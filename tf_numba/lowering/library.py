@@ -5,9 +5,11 @@ A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the o
 equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
 NumPy impl between compiled segments instead.
 """
+import collections
 import math
 
 from ..core import dtypes
+from ..core.ir import Var
 from ..core.primitive import register
 from ..ops import contraction, indexing, layout, reductions, sorting
 from ..transforms.simplify import dead_code_elimination
@@ -230,14 +232,42 @@ def fold_transposed_operands(program):
     order, so the product no longer copies the transposed view into C order first (2 MB
     for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too)."""
     producers, eqns, changed = {}, [], False
+    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
+    readers.update(v for v in program.outvars if type(v) is Var)
     for eqn in program.eqns:
         if eqn.prim.name == "dot_general":
             folded = _through_transposes(eqn, producers)
-            changed |= folded is not eqn
-            eqn = folded
+        elif eqn.prim.name == "transpose":
+            folded = _swapped_product(eqn, producers, readers)
+        else:
+            folded = eqn
+        changed |= folded is not eqn
+        eqn = folded
         producers.update((v, eqn) for v in eqn.outvars)
         eqns.append(eqn)
     return dead_code_elimination(program.replace(eqns=eqns)) if changed else program
+
+
+def _swapped_product(eqn, producers, readers):
+    """A transpose that swaps the two free blocks of a product ``a . b`` (read nowhere
+    else) as the product ``b . a``, which BLAS writes in that order: no strided view of
+    the product for the next step to read (a stacked input a scan reads row by row)."""
+    x = eqn.invars[0]
+    product = producers.get(x)
+    if product is None or product.prim.name != "dot_general" or readers[x] != 1:
+        return eqn
+    (lc, rc), (lb, rb) = product.params["dimension_numbers"]
+    a, b = product.invars
+    nb = len(lb)
+    n_lfree = len(a.aval.shape) - len(lc) - nb
+    n_rfree = len(b.aval.shape) - len(rc) - nb
+    batch = tuple(range(nb))
+    lfree = tuple(range(nb, nb + n_lfree))
+    rfree = tuple(range(nb + n_lfree, nb + n_lfree + n_rfree))
+    if tuple(eqn.params["permutation"]) != batch + rfree + lfree:
+        return eqn
+    params = dict(product.params, dimension_numbers=((rc, lc), (rb, lb)))
+    return type(eqn)(product.prim, (b, a), eqn.outvars, params, product.source)
 
 
 def _through_transposes(eqn, producers):

@@ -19,7 +19,7 @@ from ..core.ir import Literal, Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # (registers the lowering rules; folds transposed operands)
-from . import control  # noqa: F401  (and those of the loops and branches)
+from . import control  # (and those of the loops and branches)
 from . import blas_threads, loops
 from .codegen import generate
 from .native import calling
@@ -128,7 +128,8 @@ class Plan:
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache, parallel):
-        program = library.fold_transposed_operands(program)
+        program = library.fold_transposed_operands(
+            control.hoist_step_independent_work(program))
         groups, current = [], []
         for eqn in program.eqns:
             if lowerable(eqn):
