@@ -133,7 +133,7 @@ def set_width(chosen, threads):
         widths[slots[0]] = threads
         if len(slots) > 1:
             widths[slots[1]] = 1
-        before = _set_widths(widths[0], widths[1])
+        before = _COMPILED[0](widths[0], widths[1])
         return [before[k] for k in slots]
     return [setter(threads if k == 0 else 1) for k, setter in enumerate(chosen)]
 
@@ -144,7 +144,7 @@ def restore(chosen, widths):
         back = [0, 0]
         for k, width in zip(slots, widths):
             back[k] = width
-        _set_widths(back[0], back[1])
+        _COMPILED[0](back[0], back[1])
         return
     for setter, width in zip(chosen, widths):
         setter(width)
@@ -153,14 +153,13 @@ def restore(chosen, widths):
 # ---------------------------------------------------------------- the compiled path
 
 _SYMBOLS = ("tf_numba_set_numba_blas_threads", "tf_numba_set_numpy_blas_threads")
-_COMPILED = []      # non-empty once both symbols are registered and _set_widths is loaded
+_COMPILED = []      # [_set_widths compiled], once both symbols are registered
 
 
 # the names are ours, so cached code never binds to one library's setter by accident
 _set_numba_blas, _set_numpy_blas = (calling(name) for name in _SYMBOLS)
 
 
-@numba.njit(cache=True, nogil=True)
 def _set_widths(numba_blas, numpy_blas):
     """Each library with a width above 0 to that width; (widths before, 0 if untouched)."""
     before_numba = _set_numba_blas(numba_blas) if numba_blas > 0 else 0
@@ -177,7 +176,8 @@ def _use_compiled(found):
         for name, setter in zip(_SYMBOLS, found):
             address = ctypes.cast(setter, ctypes.c_void_p).value if setter else fallback
             llvm_binding.add_symbol(name, address)
-        _set_widths(0, 0)
+        compiled = numba.njit(cache=True, nogil=True)(_set_widths)
+        compiled(0, 0)
     except Exception:   # noqa: BLE001 - any failure leaves the ctypes path, which works
         return
-    _COMPILED.append(True)
+    _COMPILED.append(compiled)

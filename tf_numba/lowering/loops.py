@@ -9,10 +9,13 @@ import warnings
 import numba
 import numpy as np
 
-_jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+from .deferred import DeferredJit
+
+_deferred = DeferredJit()
+_jit = _deferred(cache=True, error_model="numpy", nogil=True)
 # sums of products in any order (as BLAS sums them): LLVM then vectorizes the reductions
-_jit_reassociating = numba.njit(cache=True, error_model="numpy", nogil=True,
-                                fastmath={"reassoc", "contract"})
+_jit_reassociating = _deferred(cache=True, error_model="numpy", nogil=True,
+                               fastmath={"reassoc", "contract"})
 
 CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
@@ -222,3 +225,6 @@ def dot(x, y):
     for j in range(x.shape[0]):
         s += x[j] * y[j]
     return s
+
+
+_deferred.finish(globals())

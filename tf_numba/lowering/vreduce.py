@@ -25,7 +25,10 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-_jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+from .deferred import DeferredJit
+
+_deferred = DeferredJit()
+_jit = _deferred(cache=True, error_model="numpy", nogil=True)
 
 _BLOCK = 128        # NumPy's PW_BLOCKSIZE
 _DEPTH = 64         # halving 2**63 elements down to one block takes < 64 levels
@@ -303,3 +306,6 @@ def row_extreme(a, init, is_max):
         acc = _pick(x, acc, is_max)
         nan |= x != x
     return acc * np.nan if nan else acc
+
+
+_deferred.finish(globals())

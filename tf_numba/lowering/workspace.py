@@ -14,14 +14,18 @@ to a fresh array while still counting the request, so the pool grows the arena t
 for the next call. Only arrays that never reach a kernel output (not even as a view) are
 taken here; the codegen decides which (``codegen.private_values``).
 """
-import numba
 import numpy as np
+
+from .deferred import DeferredJit
 
 ALIGN = 64                          # bytes: a cache line, and an AVX-512 vector
 MAX_ARENA_BYTES = 64 << 20          # beyond this a segment's intermediates use malloc
 
 
-@numba.njit(cache=True, error_model="numpy", nogil=True)
+_deferred = DeferredJit()
+
+
+@_deferred(cache=True, error_model="numpy", nogil=True)
 def take(ws, shape, dtype):
     """An uninitialized C-contiguous array of ``shape`` and ``dtype``, from the arena
     when it has room (the caller fills it completely, as with ``np.empty``)."""
@@ -67,3 +71,6 @@ class Workspaces:
 
     def nbytes(self):
         return sum(arena.size for arena, _ in list(self._free))
+
+
+_deferred.finish(globals())
