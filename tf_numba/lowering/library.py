@@ -23,15 +23,25 @@ from .scalar_exprs import ctor
 # measured it), so data movement is written as explicit loops.
 
 def permuted_copy(em, x, rank, perm):
-    """Lines copying ``x`` into a new C-ordered array with axes ``perm``; returns its name."""
+    """Lines copying ``x`` into a new C-ordered array with axes ``perm``; returns its name.
+
+    The loops follow the copy's axes, writing along its last, except that the loop over
+    the source's last axis runs just outside that one: the two innermost loops then move
+    a tile whose source rows stay in L1 while it is written out (a 24^4 float64
+    (1, 3, 0, 2) permutation: 270 -> 170 us; NumPy's copy: 275)."""
     if perm == tuple(range(rank)):
         return x
     out = em.fresh("moved")
     shape = "".join(f"{x}.shape[{p}], " for p in perm)
     em.emit(f"{out} = np.empty(({shape}), {x}.dtype)")
     idx = [em.fresh("j") for _ in range(rank)]
-    for k in range(rank):
-        em.emit("    " * k + f"for {idx[k]} in range({out}.shape[{k}]):")
+    order = list(range(rank))
+    reads_along = perm.index(rank - 1)     # the copy's axis that is the source's last
+    if reads_along != rank - 1:
+        order.remove(reads_along)
+        order.insert(rank - 2, reads_along)
+    for depth, k in enumerate(order):
+        em.emit("    " * depth + f"for {idx[k]} in range({out}.shape[{k}]):")
     source_index = [None] * rank
     for k, p in enumerate(perm):
         source_index[p] = idx[k]
