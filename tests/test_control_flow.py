@@ -610,3 +610,17 @@ def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypat
     text = tf.jit(lambda *a: _rnn(*a)[0], tiered=False).lower(W, U, b, h0, xs).as_text()
     loop = text[text.index("for it"):]
     assert loop.count("matvec(") == 2
+
+
+def test_jit_scan_whose_step_work_cannot_be_batched_keeps_it_in_the_loop(monkeypatch):
+    """Hoisting batches the step-independent work; a primitive without a batching rule
+    leaves the loop as it is (and jit still works)."""
+    from tf_numba.core.primitive import RULES
+    W, U = RNG.normal(size=(8, 8)) / 3, RNG.normal(size=(8, 3))
+    b, h0, xs = RNG.normal(size=8), RNG.normal(size=8), RNG.normal(size=(20, 3))
+    product = next(p for p in RULES["batch"] if p.name == "dot_general")
+    monkeypatch.delitem(RULES["batch"], product)
+    f = tf.jit(lambda *a: _rnn(*a)[0], tiered=False)
+    loop = f.lower(W, U, b, h0, xs).as_text()
+    assert loop[loop.index("for it"):].count("matvec(") == 2
+    assert_close(f(W, U, b, h0, xs), _numpy_rnn(W, U, b, h0, xs)[0], "vs NumPy", rtol=1e-12)

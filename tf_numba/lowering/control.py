@@ -18,6 +18,7 @@ import math
 from ..core.interpreter import eval_program
 from ..core.ir import Var
 from ..core.primitive import RULES, register
+from ..errors import MissingRuleError
 from ..ops import control
 from ..transforms.ad import partial_eval_program
 from ..transforms.batching import batch_program
@@ -406,7 +407,11 @@ def _hoisted_scan(eqn):
         return None
     once = [r for r in residuals if r in invariant and r not in bc]
     run_once = dead_code_elimination(known.replace(invars=bc, outvars=once))
-    batched, _ = batch_program(per_step, [None] * nc + [0] * nx, length, [0] * len(stacked))
+    try:    # a primitive without a batching rule keeps its scan as it is
+        batched, _ = batch_program(per_step, [None] * nc + [0] * nx, length,
+                                   [0] * len(stacked))
+    except MissingRuleError:
+        return None
     # the loop reads: consts (the body's own, then the run-once values), carries, then
     # step inputs (the body's own, then the stacked values)
     const_res = [r for r in residuals if r in bc]
