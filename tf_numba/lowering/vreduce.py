@@ -19,7 +19,6 @@ cache self-recursive functions) held in a scratch array the kernel allocates onc
 Changing anything here changes what cached kernels compute: bump
 ``kernel_cache.FORMAT_VERSION`` with it.
 """
-import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
