@@ -240,7 +240,9 @@ def fold_transposed_operands(program):
     renamed in the dimension numbers, where that keeps the order of the operand's free
     axes (which order the product's); transposes left unread go. BLAS reads either
     order, so the product no longer copies the transposed view into C order first (2 MB
-    for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too)."""
+    for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too). A
+    transpose of a product read nowhere else becomes the swapped product
+    (``_swapped_product``)."""
     producers, eqns, changed = {}, [], False
     readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
     readers.update(v for v in program.outvars if type(v) is Var)

@@ -189,11 +189,7 @@ class Plan:
         if plan.parallel:               # (never a plan that calls BLAS: see variant_for)
             return _run_with_width(plan._run, args, threads)
         if plan.ready and plan.blas:     # (runs before that are interpreted or compiling)
-            before = blas_threads.set_width(plan.blas, threads)
-            try:
-                return plan._run(args)
-            finally:
-                blas_threads.restore(plan.blas, before)
+            return _run_with_blas(plan.blas, plan._run, args, threads)
         return plan._run(args)
 
     def runner(self, threads):
@@ -210,14 +206,7 @@ class Plan:
             return lambda args: _run_with_width(segment, args, threads)
         if not blas:
             return segment
-
-        def run_one_kernel(args):
-            before = blas_threads.set_width(blas, threads)
-            try:
-                return segment(args)
-            finally:
-                blas_threads.restore(blas, before)
-        return run_one_kernel
+        return lambda args: _run_with_blas(blas, segment, args, threads)
 
     @property
     def blas(self):
@@ -377,6 +366,16 @@ def _run_with_width(run, args, threads):
 
 
 _NO_LOCK = contextlib.nullcontext()
+
+
+def _run_with_blas(blas, run, args, threads):
+    """``run(args)`` with the BLAS libraries ``blas`` (setters) as wide as ``threads``
+    (``blas_threads.set_width``), restored after."""
+    before = blas_threads.set_width(blas, threads)
+    try:
+        return run(args)
+    finally:
+        blas_threads.restore(blas, before)
 
 
 def _blas_libraries(segments, lapack):
