@@ -376,9 +376,16 @@ def test_a_row_group_whose_array_a_later_pass_reads_stays_plain_regions():
 
     f = tf.jit(column_energy, tiered=False, engine=CpuEngine(threads=2))
     assert "numba.prange(" not in f.lower(x, scale, bias).as_text()
+    # a memory-only pass at the group's end runs after it, and counts as a later reader
+    scaled = tf.jit(lambda x, s, b: tnp.reshape(_layer_norm(x, s, b), (128, 24, 32)) * 2.0,
+                    tiered=False, engine=CpuEngine(threads=2))
+    text = scaled.lower(x, scale, bias).as_text()
+    assert "RowGroup(rows=128" in text and "numba.prange(" not in text
     xc = x - x.mean(axis=1, keepdims=True)
     y = xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * scale + bias
     np.testing.assert_allclose(f(x, scale, bias), np.sum(y * y, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(scaled(x, scale, bias), (y * 2.0).reshape(128, 24, 32),
+                               rtol=1e-12)
 
 
 def test_reductions_across_the_chunked_axis_stay_serial():

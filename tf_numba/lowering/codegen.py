@@ -183,11 +183,15 @@ def _read_after(steps):
     out, seen = [], set()
     for step in reversed(steps):
         out.append(set(seen))
-        members = step.steps if type(step) is RowGroup else [step]
-        for m in members:
-            for eqn in (m.eqns if type(m) is FusedRegion else [m.eqn]):
-                seen.update(v for v in eqn.invars if type(v) is Var)
+        for member in (step.steps if type(step) is RowGroup else [step]):
+            seen |= _reads(member)
     return out[::-1]
+
+
+def _reads(step):
+    """The values a region or a library step reads."""
+    return {v for eqn in (step.eqns if type(step) is FusedRegion else [step.eqn])
+            for v in eqn.invars if type(v) is Var}
 
 
 def _emit_library_step(em, step):
@@ -243,6 +247,7 @@ def _emit_group(em, group, read_later):
     tail = []
     while len(steps) > 1 and _light(steps[-1]):        # memory-only passes run after it
         tail.insert(0, steps.pop())
+    read_later = read_later.union(*map(_reads, tail))  # ... and read what it wrote then
     regions = [s for s in steps if type(s) is FusedRegion]
     made = {v for s in steps for v in (s.defined | s.reduced if type(s) is FusedRegion
                                        else s.eqn.outvars)}
