@@ -458,23 +458,22 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
     monkeypatch.setattr(blas_threads, "restore", recording_restore)
     try:
         a, b = RNG.normal(size=(40, 30)), RNG.normal(size=(30, 20))
-        big = RNG.normal(size=(128, 128))       # 2^21 multiply-adds: NumPy's BLAS
-        assert 128 ** 3 >= loops.NUMPY_BLAS_MIN_MACS > 40 * 30 * 20
+        big = RNG.normal(size=(128, 128))
+        numpy_blas = blas_threads.setters(False, True)
         for threads in (1, 2):
             f = compiled(lambda a, b: a @ b, engine=CpuEngine(threads=threads))
             f(a, b)                             # compiles (a run that sets no width)
             for _ in range(3):                  # the fast path too
-                np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-12)
-            numba_blas = blas_threads.setters(True, False)
-            assert seen[-6:] == [(len(numba_blas), threads), [3] * len(numba_blas)] * 3
+                # NumPy's own BLAS, called the way np.matmul calls it: the same bits
+                np.testing.assert_array_equal(f(a, b), a @ b)
+            assert seen[-6:] == [(len(numpy_blas), threads), [3] * len(numpy_blas)] * 3
             f(big, big)
             np.testing.assert_array_equal(f(big, big), big @ big)
-            numpy_blas = blas_threads.setters(False, True)
             assert seen[-2:] == [(len(numpy_blas), threads), [3] * len(numpy_blas)]
-        # small and large products: NumPy's BLAS, which has the large ones, runs wide
+        # every product of a plan without LAPACK: only NumPy's BLAS is set
         both = compiled(lambda a, b, c: (a @ b, c @ c))
         plan = both.lower(a, b, big).compile().plan
-        assert plan.blas == blas_threads.setters(True, True, first_numpy=True)
+        assert plan.blas_use == (False, True, False) and plan.blas == numpy_blas
         seen.clear()
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []
@@ -483,10 +482,10 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
             setter(width)
 
 
-def test_a_plan_that_calls_lapack_keeps_its_large_products_on_lapacks_blas():
+def test_a_plan_that_calls_lapack_keeps_its_products_on_lapacks_blas():
     """LAPACK runs on numba's (SciPy's) BLAS; the products of the same plan go there too,
-    large ones included, so one BLAS library, run as wide as the engine, has all of the
-    plan's work (two libraries wide in one plan spin against each other)."""
+    so one BLAS library, run as wide as the engine, has all of the plan's work (two
+    libraries wide in one plan spin against each other)."""
     from tf_numba.lowering import blas_threads
     big = RNG.normal(size=(128, 128))
     sym = big + big.T
@@ -506,6 +505,40 @@ def test_a_plan_that_calls_lapack_keeps_its_large_products_on_lapacks_blas():
     # without LAPACK in the plan the same products run on NumPy's BLAS
     plain = compiled(lambda v, a: v @ v.T @ a).lower(big, sym).compile().plan
     assert plain.blas_use == (False, True, False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_gemm_into_reads_every_layout_numpy_can_hand_it(dtype):
+    """loops.gemm_into calls NumPy's cblas gemm on the operands in place when BLAS can
+    read them (row- or column-major, padded rows; any stride along a length-1 axis), else
+    on a copy, and writes a column-major or strided output too; zero-size products."""
+    from tf_numba.lowering import loops, numpy_blas
+    if not numpy_blas.AVAILABLE:
+        pytest.skip("NumPy's BLAS exports no cblas gemm with 64-bit integers")
+
+    def layouts(shape):
+        x = RNG.normal(size=shape) + (1j * RNG.normal(size=shape) if dtype in
+                                      (np.complex64, np.complex128) else 0)
+        x = x.astype(dtype)
+        padded = np.zeros((shape[0], shape[1] + 3), dtype)
+        padded[:, :shape[1]] = x
+        spaced = np.zeros((2 * shape[0], 3 * shape[1]), dtype)
+        spaced[::2, ::3] = x
+        yield x
+        yield np.asfortranarray(x)
+        yield padded[:, :shape[1]]
+        yield spaced[::2, ::3]
+        yield np.broadcast_to(x[:1], shape)         # zero strides: copied
+    tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    for m, k, n in [(5, 4, 3), (1, 4, 3), (5, 1, 3), (5, 4, 1), (1, 1, 1), (0, 2, 3),
+                    (3, 0, 2), (2, 3, 0)]:
+        for a in layouts((m, k)):
+            for b in layouts((k, n)):
+                want = a.astype(np.complex128) @ b.astype(np.complex128)
+                for out in list(layouts((m, n)))[:4]:
+                    out[...] = np.nan
+                    loops.gemm_into(a, b, out)
+                    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
 
 
 def test_a_transposed_operand_reaches_blas_without_a_copy():

@@ -55,7 +55,7 @@ class Emitter:
         self.dims = dims
         self.counter = 0
         self.parallel = False       # may large top-level regions be numba.prange loops
-        self.large_products_on_numpy = True     # loops.matmul_into's routing
+        self.products_on_numpy = True           # loops.matmul_into's routing
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
         self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
@@ -110,17 +110,17 @@ class Emitter:
         return self.dims.expr(d)
 
 
-def generate(program, name="kernel", parallel=False, large_products_on_numpy=True):
+def generate(program, name="kernel", parallel=False, products_on_numpy=True):
     """(source, steps): the kernel's source text and the partition it was built from.
     ``parallel``: regions of at least ``PARALLEL_MIN_ELEMENTS`` become ``numba.prange``
     loops over chunks (how many threads run them is the caller's engine's choice).
-    ``large_products_on_numpy``: products of ``loops.NUMPY_BLAS_MIN_MACS`` and more run on
-    NumPy's BLAS, else all on numba's (``loops.matmul_into``)."""
+    ``products_on_numpy``: products run on NumPy's BLAS, else on numba's
+    (``loops.matmul_into``)."""
     in_names = [f"in{i}" for i in range(len(program.invars))]
     dims = DimEnv(program.in_avals, in_names)
     em = Emitter(program, dims)
     em.parallel = parallel
-    em.large_products_on_numpy = large_products_on_numpy
+    em.products_on_numpy = products_on_numpy
     em.private = private_values(program)
     em.uses.update(v for eqn in program.eqns for v in eqn.invars if type(v) is Var)
     for v, n in zip(program.invars, in_names):

@@ -332,10 +332,10 @@ def _dot_general(em, ins, outs, eqn):
     elif lb:
         em.emit(f"for bi in range({lhs}.shape[0]):")
         em.emit(f"    loops.matmul_into({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, "
-                f"{prod}[bi], {em.large_products_on_numpy})")
+                f"{prod}[bi], {em.products_on_numpy})")
     else:
         em.emit(f"loops.matmul_into({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, "
-                f"{prod}[0], {em.large_products_on_numpy})")
+                f"{prod}[0], {em.products_on_numpy})")
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
 

@@ -4,11 +4,9 @@ Each works on rows (the axis of interest last, leading axes flattened), so the g
 code only moves axes and reshapes around the call. They are compiled with ``cache=True``
 and live in this real file so numba's on-disk cache keeps their machine code.
 """
-import warnings
-
-import numba
 import numpy as np
 
+from . import numpy_blas
 from .deferred import DeferredJit
 
 _deferred = DeferredJit()
@@ -19,33 +17,94 @@ _jit_reassociating = _deferred(cache=True, error_model="numpy", nogil=True,
 
 CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
-# Products of at least this many multiply-adds (~40 us and up) go to NumPy's own BLAS,
-# through numba's object mode (~2 us a call); smaller ones stay on numba's np.dot.
-NUMPY_BLAS_MIN_MACS = 1 << 20
-# numba warns, compiling a nogil kernel that calls this, that the object-mode block takes
-# the GIL: it holds it only around NumPy's call, which releases it inside BLAS
-warnings.filterwarnings("ignore", message=".*Code running in object mode won't allow parallel",
-                        category=numba.NumbaWarning)
-
-
-def _numpy_matmul_into(a, b, out):
-    np.matmul(a, b, out=out)
-
 
 @_jit
-def matmul_into(a, b, out, large_on_numpy):
+def matmul_into(a, b, out, on_numpy):
     """``out = a @ b`` for matrices. numba's ``np.dot`` calls SciPy's BLAS, a second
     OpenBLAS beside NumPy's in the PyPI wheels: two thread pools that spin on the same
     cores when a program alternates NumPy and compiled products, and a build 3-8% slower
-    on an MLP's float32 products here. Large products therefore run on NumPy's BLAS
-    (the same bits as ``np.matmul``) when ``large_on_numpy``; a plan that calls LAPACK
-    (on SciPy's BLAS) keeps them on SciPy's, so one library, run wide, has all of the
-    plan's BLAS work. ``blas_threads`` sets both libraries' width."""
-    if large_on_numpy and a.shape[0] * a.shape[1] * b.shape[1] >= NUMPY_BLAS_MIN_MACS:
-        with numba.objmode():
-            _numpy_matmul_into(a, b, out)
+    on an MLP's float32 products. Products therefore run on NumPy's BLAS (``gemm_into``,
+    the same bits as ``np.matmul``) when ``on_numpy``; a plan that calls LAPACK (on
+    SciPy's BLAS) keeps them on SciPy's, so one library, run wide, has all of the plan's
+    BLAS work. ``blas_threads`` sets that library's width."""
+    if on_numpy:
+        gemm_into(a, b, out)
     else:
         np.dot(a, b, out)
+
+
+@_jit
+def gemm_into(a, b, out):
+    """``out = a @ b`` (float or complex matrices of one dtype) by NumPy's cblas gemm,
+    each operand read in place when its strides let BLAS read it (either order),
+    else from a C-ordered copy."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        out[:] = 0
+        return
+    size = out.itemsize
+    ta, lda = _gemm_layout(m, k, a.strides[0] // size, a.strides[1] // size)
+    tb, ldb = _gemm_layout(k, n, b.strides[0] // size, b.strides[1] // size)
+    a_read = a if ta >= 0 else np.ascontiguousarray(a)
+    b_read = b if tb >= 0 else np.ascontiguousarray(b)
+    if ta < 0:
+        ta, lda = 0, k
+    if tb < 0:
+        tb, ldb = 0, n
+    tc, ldc = _gemm_layout(m, n, out.strides[0] // size, out.strides[1] // size)
+    if tc == 0:
+        _gemm(ta, tb, m, n, k, a_read, lda, b_read, ldb, out, ldc)
+    elif tc == 1:
+        # out is column-major: BLAS writes its transpose, b.T @ a.T
+        _gemm(1 - tb, 1 - ta, n, m, k, b_read, ldb, a_read, lda, out, ldc)
+    else:
+        c = np.empty((m, n), out.dtype)
+        _gemm(ta, tb, m, n, k, a_read, lda, b_read, ldb, c, n)
+        out[:] = c
+
+
+@_jit
+def _gemm_layout(rows, cols, s0, s1):
+    """(0, ld) if a rows x cols matrix with element strides (s0, s1) is row-major to
+    BLAS with leading dimension ld, (1, ld) if its transpose is, else (-1, 0). A stride
+    along an axis of length 1 is never read, so it may be anything."""
+    if (cols <= 1 or s1 == 1) and (rows <= 1 or s0 >= cols):
+        return 0, max(s0 if rows > 1 else cols, 1)
+    if (rows <= 1 or s0 == 1) and (cols <= 1 or s1 >= rows):
+        return 1, max(s1 if cols > 1 else rows, 1)
+    return -1, 0
+
+
+@_jit
+def _gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+    """cblas gemm of the arrays' dtype, ``c = op(a) @ op(b)``; the arrays are arguments
+    so that the caller holds them while BLAS reads their addresses."""
+    ta_code, tb_code = numpy_blas.NO_TRANS + ta, numpy_blas.NO_TRANS + tb
+    if np.iscomplexobj(c):
+        scalars = np.zeros(2, c.dtype)      # alpha = 1, beta = 0, passed by address
+        scalars[0] = 1
+        _complex_gemm(ta_code, tb_code, m, n, k, a, lda, b, ldb, c, ldc, scalars)
+    elif c.itemsize == 4:
+        numpy_blas.sgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, np.float32(1),
+                         a.ctypes.data, lda, b.ctypes.data, ldb, np.float32(0),
+                         c.ctypes.data, ldc)
+    else:
+        numpy_blas.dgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, 1.0,
+                         a.ctypes.data, lda, b.ctypes.data, ldb, 0.0, c.ctypes.data, ldc)
+
+
+@_jit
+def _complex_gemm(ta_code, tb_code, m, n, k, a, lda, b, ldb, c, ldc, scalars):
+    one, zero = scalars.ctypes.data, scalars.ctypes.data + scalars.itemsize
+    if c.itemsize == 8:
+        numpy_blas.cgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, one, a.ctypes.data,
+                         lda, b.ctypes.data, ldb, zero, c.ctypes.data, ldc)
+    else:
+        numpy_blas.zgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, one, a.ctypes.data,
+                         lda, b.ctypes.data, ldb, zero, c.ctypes.data, ldc)
 
 
 @_jit

@@ -12,17 +12,27 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-# numba type -> LLVM type of the C argument or result (ints narrower than int64 are
-# widened to int64 on the numba side)
-_C_TYPES = {"int": ir.IntType(32), "void": ir.VoidType()}
+# C type name -> (LLVM type of the C argument or result, numba type on the numba side,
+# how a numba value becomes the C one). C ints are taken as int64 and narrowed; a
+# pointer is an address as int64 (``array.ctypes.data``).
+_C_TYPES = {
+    "int": (ir.IntType(32), types.int64, lambda b, v, t: b.trunc(v, t)),
+    "int64": (ir.IntType(64), types.int64, lambda b, v, t: v),
+    "float": (ir.FloatType(), types.float32, lambda b, v, t: v),
+    "double": (ir.DoubleType(), types.float64, lambda b, v, t: v),
+    "pointer": (ir.IntType(8).as_pointer(), types.int64, lambda b, v, t: b.inttoptr(v, t)),
+    "void": (ir.VoidType(), types.none, None),
+}
 
 
 def calling(symbol, result="int", arguments=("int",)):
-    """An intrinsic calling ``result symbol(arguments...)``: C ``int`` arguments are
-    taken as int64 and narrowed, an ``int`` result widened to int64; ``void`` returns
-    none (numba sees None)."""
-    c_result = _C_TYPES[result]
-    c_arguments = [_C_TYPES[a] for a in arguments]
+    """An intrinsic calling ``result symbol(arguments...)`` (C type names of
+    ``_C_TYPES``): an ``int`` result is widened to int64; ``void`` returns none (numba
+    sees None)."""
+    c_result = _C_TYPES[result][0]
+    c_arguments = [_C_TYPES[a][0] for a in arguments]
+    numba_arguments = [_C_TYPES[a][1] for a in arguments]
+    converts = [_C_TYPES[a][2] for a in arguments]
     numba_result = types.none if result == "void" else types.int64
 
     def typed(typingctx, *args):
@@ -30,15 +40,17 @@ def calling(symbol, result="int", arguments=("int",)):
             fn = cgutils.get_or_insert_function(builder.module,
                                                 ir.FunctionType(c_result, c_arguments),
                                                 symbol)
-            out = builder.call(fn, [builder.trunc(v, t) for v, t in zip(values, c_arguments)])
+            out = builder.call(fn, [convert(builder, v, t) for convert, v, t
+                                    in zip(converts, values, c_arguments)])
             if result == "void":
                 return context.get_dummy_value()
             return builder.sext(out, ir.IntType(64))
-        return numba_result(*[types.int64] * len(arguments)), codegen
+        return numba_result(*numba_arguments), codegen
 
-    # numba reads an intrinsic's parameters off its definition: no *args
-    call = {0: lambda typingctx: typed(typingctx),
-            1: lambda typingctx, a: typed(typingctx, a),
-            2: lambda typingctx, a, b: typed(typingctx, a, b)}[len(arguments)]
-    call.__name__ = symbol
-    return intrinsic(call)
+    # numba reads an intrinsic's parameters off its definition, so it cannot take *args:
+    # the definition is written out for this arity
+    names = ", ".join(f"a{i}" for i in range(len(arguments)))
+    namespace = {"typed": typed}
+    exec(f"def {symbol}(typingctx, {names}):\n    return typed(typingctx, {names})\n",
+         namespace)
+    return intrinsic(namespace[symbol])

@@ -11,7 +11,6 @@ import sys
 import threading
 
 import numba
-import numpy as np
 from numba.np.ufunc.parallel import _launch_threads as launch_threads
 
 from ..core.interpreter import eval_program
@@ -20,7 +19,7 @@ from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
 from . import library  # (registers the lowering rules; folds transposed operands)
 from . import control  # (and those of the loops and branches)
-from . import blas_threads, loops
+from . import blas_threads, numpy_blas
 from .codegen import generate
 from .native import calling
 from .kernel_cache import KERNELS
@@ -41,10 +40,10 @@ def lowerable(eqn):
 class CompiledSegment:
     """One kernel: converts rank-0 inputs to scalars and rank-0 outputs back to NumPy."""
 
-    def __init__(self, program, kernel_cache, parallel=False, large_products_on_numpy=True):
+    def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True):
         self.program = program
         self.source, self.steps = generate(program, parallel=parallel,
-                                           large_products_on_numpy=large_products_on_numpy)
+                                           products_on_numpy=products_on_numpy)
         self.kernel = kernel_cache.get(self.source)
         self.cache = kernel_cache
         self.const_values = [c for _, c in program.consts]
@@ -169,7 +168,7 @@ class Plan:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(sub, kernel_cache, parallel,
-                                                 large_products_on_numpy=not lapack))
+                                                 products_on_numpy=not lapack and numpy_blas.AVAILABLE))
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
@@ -380,40 +379,12 @@ def _run_with_blas(blas, run, args, threads):
 
 def _blas_libraries(segments, lapack):
     """(numba's BLAS, NumPy's BLAS, LAPACK): which of the two BLAS libraries a plan's steps
-    may call, and whether LAPACK is among them. Products of known size go to one
-    (``loops.matmul_into``; all to numba's in a plan that calls LAPACK, which uses it)."""
-    if lapack:
-        return True, False, True
-    numba_blas = numpy_blas = False
-    for seg in segments:
-        if type(seg) is CompiledSegment and "loops.matmul_into(" in seg.source:
-            for eqn in _products(seg.program):
-                macs = _macs_per_matrix(eqn)
-                numba_blas |= macs is None or macs < loops.NUMPY_BLAS_MIN_MACS
-                numpy_blas |= macs is None or macs >= loops.NUMPY_BLAS_MIN_MACS
-    return numba_blas, numpy_blas, False
-
-
-def _products(program):
-    """The dot_general equations of ``program`` and of the programs its loops carry."""
-    for eqn in program.eqns:
-        if eqn.prim.name == "dot_general":
-            yield eqn
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else (value,):
-                if isinstance(sub, Program):
-                    yield from _products(sub)
-
-
-def _macs_per_matrix(eqn):
-    """Multiply-adds of one matrix product of a dot_general (batch dims aside), or None
-    when its dims are symbolic."""
-    (lc, _), (lb, _) = eqn.params["dimension_numbers"]
-    out, lhs = eqn.outvars[0].aval.shape, eqn.invars[0].aval.shape
-    dims = list(out[len(lb):]) + [lhs[d] for d in lc]
-    if not all(type(d) is int for d in dims):
-        return None
-    return int(np.prod(dims, dtype=np.int64))
+    may call, and whether LAPACK is among them. Products go to NumPy's unless the plan
+    calls LAPACK, which runs on numba's (``loops.matmul_into``)."""
+    products = any(type(seg) is CompiledSegment and "loops.matmul_into(" in seg.source
+                   for seg in segments)
+    on_numpy = not lapack and numpy_blas.AVAILABLE
+    return (lapack or (products and not on_numpy)), products and on_numpy, lapack
 
 
 def _read(env, v):

@@ -1,0 +1,68 @@
+"""Matrix products on NumPy's own BLAS, called from compiled code.
+
+NumPy's PyPI wheels bring an OpenBLAS of their own beside SciPy's (which numba's
+``np.dot`` and LAPACK use; see ``blas_threads``), built with 64-bit integers and exporting
+``scipy_cblas_?gemm64_``. Its products are the faster ones here (3-8% on an MLP's float32
+products), so kernels call its ``cblas_?gemm`` directly (``loops.gemm_into``). Through
+``numba.objmode`` and ``np.matmul`` a call cost ~5 us of Python (the GIL, three arrays
+boxed, the ufunc's dispatch) and kept the kernel from running free of the GIL; through
+``native.calling`` it costs a C call.
+
+The symbols are registered at import, before any kernel that calls them is compiled or
+loaded, under names of our own (so cached code never binds to a library by accident).
+Where NumPy's library has none of them (a NumPy built against another BLAS), ``AVAILABLE``
+is False: plans then keep every product on numba's ``np.dot``, and the names resolve to
+libc's ``abs``, which nothing calls.
+"""
+import ctypes
+
+from llvmlite import binding as llvm_binding
+
+from .native import calling
+
+# cblas ?gemm with 64-bit integers, in the naming of NumPy's wheels (scipy-openblas64)
+_EXPORTED = "scipy_cblas_{}gemm64_"
+_KINDS = "sdcz"
+_SYMBOL = "tf_numba_numpy_{}gemm"
+
+# cblas enums (C ints): row-major storage, an operand read as it is or transposed
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+
+def numpy_blas_library():
+    """The BLAS NumPy's own products call (its extension module links it: looking a
+    symbol up there searches that BLAS too), or None."""
+    from numpy._core import _multiarray_umath
+    try:
+        return ctypes.CDLL(_multiarray_umath.__file__)
+    except OSError:
+        return None
+
+
+def _register():
+    """Register the four ``_SYMBOL``s; True if all are NumPy's gemms."""
+    lib = numpy_blas_library()
+    found = [getattr(lib, _EXPORTED.format(kind), None) if lib is not None else None
+             for kind in _KINDS]
+    available = all(f is not None for f in found)
+    fallback = ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value
+    for kind, f in zip(_KINDS, found):
+        address = ctypes.cast(f, ctypes.c_void_p).value if available else fallback
+        llvm_binding.add_symbol(_SYMBOL.format(kind), address)
+    return available
+
+
+AVAILABLE = _register()
+
+
+def _gemm(kind, scalar):
+    """``void cblas_?gemm(order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+    ldc)``; ``scalar``: how alpha and beta are passed (by value, or by address for
+    complex)."""
+    return calling(_SYMBOL.format(kind), "void",
+                   ("int", "int", "int", "int64", "int64", "int64", scalar, "pointer",
+                    "int64", "pointer", "int64", scalar, "pointer", "int64"))
+
+
+sgemm, dgemm, cgemm, zgemm = (_gemm(kind, scalar) for kind, scalar
+                              in zip(_KINDS, ("float", "double", "pointer", "pointer")))
