@@ -455,9 +455,9 @@ def test_jit_small_matrix_vector_products_as_loops(dtype):
         for got, want in zip(f(a, b, x, y), products(a, b, x, y)):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
-        assert "matmul_into" not in f.lower(a, b, x, y).as_text()
+        assert "gemm_into" not in f.lower(a, b, x, y).as_text()
     big = rng.normal(size=(200, 100)).astype(dtype)
-    assert "matmul_into" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
+    assert "gemm_into" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
 
 
 def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
@@ -584,7 +584,7 @@ def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse
     text = jf.lower(W, U, b, h0, xs).as_text()
     kernel = text[text.index("def kernel"):]
     loop = kernel[kernel.index("for it"):]
-    assert "matmul_into" in kernel[:kernel.index("for it")]       # the product over steps
+    assert "gemm_into" in kernel[:kernel.index("for it")]       # the product over steps
     assert loop.count("matvec(") == 1                             # W @ h only
     h, ys = _numpy_rnn(W, U, b, h0, xs, reverse)
     assert_close(jf(W, U, b, h0, xs), np.sum(h) + np.sum(ys * ys), "vs NumPy", rtol=1e-12)
@@ -605,7 +605,7 @@ def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypat
     def elementwise(h0, xs):
         return lax.scan(lambda h, x: (tnp.tanh(h + tnp.sum(tnp.sin(x))), h), h0, xs)[1]
     text = tf.jit(elementwise, tiered=False).lower(h0, xs).as_text()
-    assert "matmul_into" not in text and "for it" in text
+    assert "gemm_into" not in text and "for it" in text
     monkeypatch.setattr(control, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
     text = tf.jit(lambda *a: _rnn(*a)[0], tiered=False).lower(W, U, b, h0, xs).as_text()
     loop = text[text.index("for it"):]

@@ -261,7 +261,7 @@ def test_length_one_contractions_fuse_as_outer_products_in_any_layout():
         assert got.dtype == ref.dtype
         assert_ulp_close(got, ref, ulps=2)
     source = f.lower(col, row, batch_a, batch_b).as_text()
-    assert "matmul_into" not in source and "np.dot" not in source
+    assert "gemm_into" not in source and "dot_into" not in source
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -498,8 +498,8 @@ def test_a_plan_that_calls_lapack_keeps_its_products_on_lapacks_blas():
     assert plan.blas_use == (True, False, True)
     assert plan.blas == blas_threads.setters(True, False)
     sources = [seg.source for seg in plan.segments if hasattr(seg, "source")]
-    assert any("matmul_into(" in s for s in sources)
-    assert not any("matmul_into(" in s and ", True)" in s for s in sources)
+    assert any("loops.dot_into(" in s for s in sources)
+    assert not any("gemm_into(" in s for s in sources)
     w, v = np.linalg.eigh(sym)
     np.testing.assert_allclose(compiled(f)(sym), (v * w) @ v.T @ sym, rtol=1e-9, atol=1e-9)
     # without LAPACK in the plan the same products run on NumPy's BLAS

@@ -113,7 +113,7 @@ def test_an_operand_of_a_product_is_private_the_product_is_not():
     rng = np.random.default_rng(1)
     x, w = rng.normal(size=(64, 48)), rng.normal(size=(48, 32))
     source = f.lower(x, w).as_text()
-    operand = source.split("loops.matmul_into(")[0]
+    operand = source.split("loops.gemm_into(")[0]
     assert "workspace.take(ws" in operand, source
     kept = []
     for _ in range(3):

@@ -7,9 +7,9 @@ both pools two threads wide on two cores, a loop alternating NumPy and compiled 
 (a 784-256-10 MLP step: NumPy's 0.65 ms, the numba one's 1.1 ms) took 8 ms per pair, up
 to 70 ms, as each library's workers waited for cores the other's were spinning on; with
 the kernels' BLAS one thread wide the pair took 2.3 ms. So for the duration of a run a
-plan sets the thread count of the libraries it calls (large products run on NumPy's,
-``loops.matmul_into``): one of them to the engine's width, the other to one thread
-(``set_width``), like numba's own threads.
+plan sets the thread count of the libraries it calls (its products run on NumPy's,
+``loops.gemm_into``, unless it calls LAPACK): one of them to the engine's width, the other
+to one thread (``set_width``), like numba's own threads.
 
 OpenBLAS built with pthreads (the wheels) has no per-thread count: its
 ``openblas_set_num_threads_local`` sets the process-wide one, so callers running plans of
@@ -25,6 +25,7 @@ import ctypes
 import numba
 from llvmlite import binding as llvm_binding
 
+from . import numpy_blas
 from .native import calling
 
 _SETTERS = ("openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local")
@@ -77,8 +78,7 @@ def _numba_blas_setter():
 
 
 def _numpy_blas_setter():
-    from numpy._core import _multiarray_umath
-    return _setter_in(_multiarray_umath.__file__)
+    return _setter_in(numpy_blas.library_path())
 
 
 def _same(a, b):
@@ -91,8 +91,8 @@ _FOUND = []
 
 def _found():
     """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's
-    BLAS (SciPy's: small products, LAPACK) and NumPy's (large products,
-    ``loops.matmul_into``), None where a library offers no way to set it. Looked up on
+    BLAS (SciPy's: LAPACK and the products of plans that call it, ``loops.dot_into``) and
+    NumPy's (other products, ``loops.gemm_into``), None where a library offers no way to set it. Looked up on
     first use: importing ``scipy.linalg`` costs ~150 ms, which ``import tf_numba`` and a
     tiered first call must not pay."""
     if not _FOUND:

@@ -55,7 +55,7 @@ class Emitter:
         self.dims = dims
         self.counter = 0
         self.parallel = False       # may large top-level regions be numba.prange loops
-        self.products_on_numpy = True           # loops.matmul_into's routing
+        self.products_on_numpy = True           # loops.gemm_into, else loops.dot_into
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
         self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
@@ -115,7 +115,7 @@ def generate(program, name="kernel", parallel=False, products_on_numpy=True):
     ``parallel``: regions of at least ``PARALLEL_MIN_ELEMENTS`` become ``numba.prange``
     loops over chunks (how many threads run them is the caller's engine's choice).
     ``products_on_numpy``: products run on NumPy's BLAS, else on numba's
-    (``loops.matmul_into``)."""
+    (``loops.gemm_into``, ``loops.dot_into``)."""
     in_names = [f"in{i}" for i in range(len(program.invars))]
     dims = DimEnv(program.in_avals, in_names)
     em = Emitter(program, dims)

@@ -5,6 +5,8 @@ code only moves axes and reshapes around the call. They are compiled with ``cach
 and live in this real file so numba's on-disk cache keeps their machine code.
 """
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from . import numpy_blas
 from .deferred import DeferredJit
@@ -19,81 +21,96 @@ CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
 
 @_jit
-def matmul_into(a, b, out, on_numpy):
-    """``out = a @ b`` for matrices. numba's ``np.dot`` calls SciPy's BLAS, a second
-    OpenBLAS beside NumPy's in the PyPI wheels: two thread pools that spin on the same
-    cores when a program alternates NumPy and compiled products, and a build 3-8% slower
-    on an MLP's float32 products. Products therefore run on NumPy's BLAS (``gemm_into``,
-    the same bits as ``np.matmul``) when ``on_numpy``; a plan that calls LAPACK (on
-    SciPy's BLAS) keeps them on SciPy's, so one library, run wide, has all of the plan's
-    BLAS work. ``blas_threads`` sets that library's width."""
-    if on_numpy:
-        gemm_into(a, b, out)
-    else:
-        np.dot(a, b, out)
+def dot_into(a, b, out):
+    """``out = a @ b`` for matrices by numba's ``np.dot``, on SciPy's BLAS: for plans that
+    call LAPACK, which runs there, so one library, run wide, has all of the plan's BLAS
+    work. Other plans' products run on NumPy's BLAS (``gemm_into``)."""
+    np.dot(a, b, out)
 
 
 @_jit
 def gemm_into(a, b, out):
-    """``out = a @ b`` (float or complex matrices of one dtype) by NumPy's cblas gemm,
-    each operand read in place when its strides let BLAS read it (either order),
-    else from a C-ordered copy."""
+    """``out = a @ b`` (float or complex matrices of one dtype) by NumPy's cblas gemm, the
+    same bits as ``np.matmul``. numba's ``np.dot`` calls SciPy's BLAS, a second OpenBLAS
+    beside NumPy's in the PyPI wheels: two thread pools that spin on the same cores when
+    a program alternates NumPy and compiled products, and a build 3-8% slower on an
+    MLP's float32 products. Which gemm, and how BLAS reads each operand and writes ``out``, is chosen from their
+    numba types when this compiles, so each signature compiles one path: C- and
+    F-ordered operands are read in place and any other from a C-ordered copy; a
+    column-major ``out`` is written as the transpose ``b.T @ a.T``, any other strided one
+    through a copy. (With those choices made on strides at run time, a first compile
+    took 2-6 s instead of 0.3 s.) BLAS sets ``out`` to zeros when ``a`` has no columns."""
     m, k = a.shape
     n = b.shape[1]
-    if m == 0 or n == 0:
-        return
-    if k == 0:
-        out[:] = 0
-        return
-    size = out.itemsize
-    ta, lda = _gemm_layout(m, k, a.strides[0] // size, a.strides[1] // size)
-    tb, ldb = _gemm_layout(k, n, b.strides[0] // size, b.strides[1] // size)
-    a_read = a if ta >= 0 else np.ascontiguousarray(a)
-    b_read = b if tb >= 0 else np.ascontiguousarray(b)
-    if ta < 0:
-        ta, lda = 0, k
-    if tb < 0:
-        tb, ldb = 0, n
-    tc, ldc = _gemm_layout(m, n, out.strides[0] // size, out.strides[1] // size)
-    if tc == 0:
-        _gemm(ta, tb, m, n, k, a_read, lda, b_read, ldb, out, ldc)
-    elif tc == 1:
-        # out is column-major: BLAS writes its transpose, b.T @ a.T
-        _gemm(1 - tb, 1 - ta, n, m, k, b_read, ldb, a_read, lda, out, ldc)
-    else:
+    a_read, ta, lda = _blas_view(a)
+    b_read, tb, ldb = _blas_view(b)
+    _gemm_to(ta, tb, m, n, k, a_read, lda, b_read, ldb, out)
+
+
+def _blas_view(x):
+    """``(x or a C-ordered copy, transposed, leading dimension)``: how BLAS reads matrix
+    ``x`` row-major (typed in ``_blas_view_for``)."""
+
+
+@overload(_blas_view)
+def _blas_view_for(x):
+    if x.layout == "C":
+        return lambda x: (x, 0, max(x.shape[1], 1))
+    if x.layout == "F":
+        return lambda x: (x, 1, max(x.shape[0], 1))
+
+    def copied(x):
+        c = np.ascontiguousarray(x)
+        return c, 0, max(c.shape[1], 1)
+    return copied
+
+
+def _gemm_to(ta, tb, m, n, k, a, lda, b, ldb, out):
+    """``out = op(a) @ op(b)`` whatever ``out``'s layout (typed in ``_gemm_to_for``)."""
+
+
+@overload(_gemm_to)
+def _gemm_to_for(ta, tb, m, n, k, a, lda, b, ldb, out):
+    if out.layout == "C":
+        return lambda ta, tb, m, n, k, a, lda, b, ldb, out: _gemm(
+            ta, tb, m, n, k, a, lda, b, ldb, out, max(n, 1))
+    if out.layout == "F":
+        return lambda ta, tb, m, n, k, a, lda, b, ldb, out: _gemm(
+            1 - tb, 1 - ta, n, m, k, b, ldb, a, lda, out, max(m, 1))
+
+    def through_copy(ta, tb, m, n, k, a, lda, b, ldb, out):
         c = np.empty((m, n), out.dtype)
-        _gemm(ta, tb, m, n, k, a_read, lda, b_read, ldb, c, n)
+        _gemm(ta, tb, m, n, k, a, lda, b, ldb, c, max(n, 1))
         out[:] = c
+    return through_copy
 
 
-@_jit
-def _gemm_layout(rows, cols, s0, s1):
-    """(0, ld) if a rows x cols matrix with element strides (s0, s1) is row-major to
-    BLAS with leading dimension ld, (1, ld) if its transpose is, else (-1, 0). A stride
-    along an axis of length 1 is never read, so it may be anything."""
-    if (cols <= 1 or s1 == 1) and (rows <= 1 or s0 >= cols):
-        return 0, max(s0 if rows > 1 else cols, 1)
-    if (rows <= 1 or s0 == 1) and (cols <= 1 or s1 >= rows):
-        return 1, max(s1 if cols > 1 else rows, 1)
-    return -1, 0
-
-
-@_jit
 def _gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
-    """cblas gemm of the arrays' dtype, ``c = op(a) @ op(b)``; the arrays are arguments
-    so that the caller holds them while BLAS reads their addresses."""
-    ta_code, tb_code = numpy_blas.NO_TRANS + ta, numpy_blas.NO_TRANS + tb
-    if np.iscomplexobj(c):
+    """cblas gemm of ``c``'s dtype, ``c = op(a) @ op(b)`` (typed in ``_gemm_for``). The
+    arrays are arguments so that the caller holds them while BLAS reads their
+    addresses."""
+
+
+@overload(_gemm)
+def _gemm_for(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+    order, plain = numpy_blas.ROW_MAJOR, numpy_blas.NO_TRANS
+    if c.dtype == types.float32:
+        def sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+            numpy_blas.sgemm(order, plain + ta, plain + tb, m, n, k, np.float32(1),
+                             a.ctypes.data, lda, b.ctypes.data, ldb, np.float32(0),
+                             c.ctypes.data, ldc)
+        return sgemm
+    if c.dtype == types.float64:
+        def dgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+            numpy_blas.dgemm(order, plain + ta, plain + tb, m, n, k, 1.0, a.ctypes.data, lda,
+                             b.ctypes.data, ldb, 0.0, c.ctypes.data, ldc)
+        return dgemm
+
+    def complex_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
         scalars = np.zeros(2, c.dtype)      # alpha = 1, beta = 0, passed by address
         scalars[0] = 1
-        _complex_gemm(ta_code, tb_code, m, n, k, a, lda, b, ldb, c, ldc, scalars)
-    elif c.itemsize == 4:
-        numpy_blas.sgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, np.float32(1),
-                         a.ctypes.data, lda, b.ctypes.data, ldb, np.float32(0),
-                         c.ctypes.data, ldc)
-    else:
-        numpy_blas.dgemm(numpy_blas.ROW_MAJOR, ta_code, tb_code, m, n, k, 1.0,
-                         a.ctypes.data, lda, b.ctypes.data, ldb, 0.0, c.ctypes.data, ldc)
+        _complex_gemm(plain + ta, plain + tb, m, n, k, a, lda, b, ldb, c, ldc, scalars)
+    return complex_gemm
 
 
 @_jit

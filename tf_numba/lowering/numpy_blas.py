@@ -29,19 +29,19 @@ _SYMBOL = "tf_numba_numpy_{}gemm"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
 
-def numpy_blas_library():
-    """The BLAS NumPy's own products call (its extension module links it: looking a
-    symbol up there searches that BLAS too), or None."""
+def library_path():
+    """Path of NumPy's extension module that links the BLAS its own products call
+    (looking a symbol up in it searches that BLAS too)."""
     from numpy._core import _multiarray_umath
-    try:
-        return ctypes.CDLL(_multiarray_umath.__file__)
-    except OSError:
-        return None
+    return _multiarray_umath.__file__
 
 
 def _register():
     """Register the four ``_SYMBOL``s; True if all are NumPy's gemms."""
-    lib = numpy_blas_library()
+    try:
+        lib = ctypes.CDLL(library_path())
+    except OSError:
+        lib = None
     found = [getattr(lib, _EXPORTED.format(kind), None) if lib is not None else None
              for kind in _KINDS]
     available = all(f is not None for f in found)

@@ -380,11 +380,10 @@ def _run_with_blas(blas, run, args, threads):
 def _blas_libraries(segments, lapack):
     """(numba's BLAS, NumPy's BLAS, LAPACK): which of the two BLAS libraries a plan's steps
     may call, and whether LAPACK is among them. Products go to NumPy's unless the plan
-    calls LAPACK, which runs on numba's (``loops.matmul_into``)."""
-    products = any(type(seg) is CompiledSegment and "loops.matmul_into(" in seg.source
-                   for seg in segments)
-    on_numpy = not lapack and numpy_blas.AVAILABLE
-    return (lapack or (products and not on_numpy)), products and on_numpy, lapack
+    calls LAPACK, which runs on numba's (``loops.gemm_into``, ``loops.dot_into``)."""
+    sources = [seg.source for seg in segments if type(seg) is CompiledSegment]
+    return (lapack or any("loops.dot_into(" in s for s in sources),
+            any("loops.gemm_into(" in s for s in sources), lapack)
 
 
 def _read(env, v):
