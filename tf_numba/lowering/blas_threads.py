@@ -91,10 +91,10 @@ _FOUND = []
 
 def _found():
     """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's
-    BLAS (SciPy's: LAPACK and the products of plans that call it, ``loops.dot_into``) and
-    NumPy's (other products, ``loops.gemm_into``), None where a library offers no way to set it. Looked up on
-    first use: importing ``scipy.linalg`` costs ~150 ms, which ``import tf_numba`` and a
-    tiered first call must not pay."""
+    BLAS (SciPy's: LAPACK, and the products of plans that call it, ``loops.dot_into``)
+    and NumPy's (other products, ``loops.gemm_into``), None where a library offers no
+    way to set it. Looked up on first use: importing ``scipy.linalg`` costs ~150 ms, which
+    ``import tf_numba`` and a tiered first call must not pay."""
     if not _FOUND:
         numba_blas, numpy_blas = _numba_blas_setter(), _numpy_blas_setter()
         _FOUND[:] = [numba_blas, None if _same(numba_blas, numpy_blas) else numpy_blas]

@@ -36,7 +36,9 @@ def gemm_into(a, b, out):
     same bits as ``np.matmul``. numba's ``np.dot`` calls SciPy's BLAS, a second OpenBLAS
     beside NumPy's in the PyPI wheels: two thread pools that spin on the same cores when
     a program alternates NumPy and compiled products, and a build 3-8% slower on an
-    MLP's float32 products. Which gemm, and how BLAS reads each operand and writes ``out``, is chosen from their
+    MLP's float32 products.
+
+    Which gemm, and how BLAS reads each operand and writes ``out``, is chosen from their
     numba types when this compiles, so each signature compiles one path: C- and
     F-ordered operands are read in place and any other from a C-ordered copy; a
     column-major ``out`` is written as the transpose ``b.T @ a.T``, any other strided one

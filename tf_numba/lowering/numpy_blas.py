@@ -25,8 +25,8 @@ _EXPORTED = "scipy_cblas_{}gemm64_"
 _KINDS = "sdcz"
 _SYMBOL = "tf_numba_numpy_{}gemm"
 
-# cblas enums (C ints): row-major storage, an operand read as it is or transposed
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+# cblas enums (C ints): row-major storage; an operand read as it is (its transpose: 112)
+ROW_MAJOR, NO_TRANS = 101, 111
 
 
 def library_path():

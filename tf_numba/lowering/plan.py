@@ -167,8 +167,9 @@ class Plan:
             else:
                 seg_ins = [v for v in ins if v not in const_vars]
             sub = Program(seg_ins, seg_consts, group, outs)
-            self.segments.append(CompiledSegment(sub, kernel_cache, parallel,
-                                                 products_on_numpy=not lapack and numpy_blas.AVAILABLE))
+            self.segments.append(CompiledSegment(
+                sub, kernel_cache, parallel,
+                products_on_numpy=not lapack and numpy_blas.AVAILABLE))
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
