@@ -541,6 +541,20 @@ def test_gemm_into_reads_every_layout_numpy_can_hand_it(dtype):
                     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
 
 
+def test_without_numpys_cblas_products_stay_on_numbas_blas(monkeypatch):
+    """A NumPy built against a BLAS without the 64-bit cblas gemm (AVAILABLE False):
+    plans keep every product on numba's np.dot, and set that library's width."""
+    from tf_numba.lowering import numpy_blas
+    from tf_numba.lowering.plan import Plan
+    monkeypatch.setattr(numpy_blas, "AVAILABLE", False)
+    a, b = RNG.normal(size=(7, 5)), RNG.normal(size=(5, 3))
+    program = tf.jit(lambda a, b: a @ b).lower(a, b).program
+    plan = Plan(program, tiered=False)
+    assert plan.blas_use == (True, False, False)
+    assert "loops.dot_into(" in plan.as_text() and "gemm_into" not in plan.as_text()
+    np.testing.assert_allclose(plan.run([a, b])[0], a @ b, rtol=1e-12)
+
+
 def test_matrix_products_read_column_major_and_strided_operands_in_place():
     """A LAPACK result is column-major and a user's array may be a strided view: the
     product reads each as it is (C and F in place, others through a copy), on NumPy's
