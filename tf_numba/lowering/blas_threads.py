@@ -23,10 +23,9 @@ setting and restoring two libraries cost 3.3 us a run, a fifth of a 256 x 256 gr
 import ctypes
 
 import numba
-from llvmlite import binding as llvm_binding
 
 from . import numpy_blas
-from .native import calling
+from .native import calling, register
 
 _SETTERS = ("openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local")
 
@@ -170,12 +169,10 @@ def _set_widths(numba_blas, numpy_blas):
 def _use_compiled(found):
     """Register the setters' addresses under our symbols and load ``_set_widths``; on any
     failure the ctypes path stays in use. A library without a setter is never called (its
-    width stays 0) but its symbol must resolve: it gets libc's ``abs``, also int(int)."""
+    width stays 0) but its symbol must resolve (``native.register``)."""
     try:
-        fallback = ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value
         for name, setter in zip(_SYMBOLS, found):
-            address = ctypes.cast(setter, ctypes.c_void_p).value if setter else fallback
-            llvm_binding.add_symbol(name, address)
+            register(name, setter)
         compiled = numba.njit(cache=True, nogil=True)(_set_widths)
         compiled(0, 0)
     except Exception:   # noqa: BLE001 - any failure leaves the ctypes path, which works

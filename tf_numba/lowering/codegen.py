@@ -18,8 +18,7 @@ from . import unrolled
 from .dims import DimEnv
 from .partition import (REDUCTIONS, FusedRegion, RowGroup, cuts_into_row_chunks,
                         full_reductions, group_rows, is_fusible, is_outer_product,
-                        partition)
-from .partition import row_helper as _row_helper
+                        partition, row_helper)
 from . import vreduce
 from .scalar_exprs import ctor, expression, literal, typed
 
@@ -363,7 +362,7 @@ def _emit_region(em, region, group=None, chunk_step=None):
     loop_a = [e for e in region.eqns if e not in carried]
     exact_order_free = all(e.prim.name in ("reduce_max", "reduce_min") for e in carried)
     split = rank >= 1 and bool(carried) and (
-        bool(loop_a) or exact_order_free or any(_row_helper(e) for e in carried))
+        bool(loop_a) or exact_order_free or any(row_helper(e) for e in carried))
     buffers = {}
     scratch = {}                # dtype -> pairwise_sum's scratch, allocated once
     # a prange chunk allocates its own buffers; a serial chunk loop shares one set
@@ -383,7 +382,7 @@ def _emit_region(em, region, group=None, chunk_step=None):
                 line = f"{buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})"
                 scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
             dt = e.outvars[0].aval.dtype
-            if _row_helper(e) == "sum" and dt not in scratch:
+            if row_helper(e) == "sum" and dt not in scratch:
                 scratch[dt] = em.fresh("scratch")
                 line = f"{scratch[dt]} = {vreduce.scratch_source(ctor(dt))}"
                 scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
@@ -496,10 +495,10 @@ def _emit_region(em, region, group=None, chunk_step=None):
     if split:                                     # the accumulating innermost loop
         if loop_a:
             em.indent -= 1
-        by_row = [e for e in carried if _row_helper(e) and operand_row(e.invars[0])]
+        by_row = [e for e in carried if row_helper(e) and operand_row(e.invars[0])]
         for eqn in by_row:
             acc, row = accumulator(eqn), operand_row(eqn.invars[0])
-            if _row_helper(eqn) == "sum":
+            if row_helper(eqn) == "sum":
                 dt = eqn.outvars[0].aval.dtype
                 reduce(eqn, f"vreduce.pairwise_sum({row}, {scratch[dt]})")
             else:

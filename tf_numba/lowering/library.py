@@ -338,13 +338,11 @@ def _dot_general(em, ins, outs, eqn):
         em.emit(f"{prod} = np.empty((1, {rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
     if lb and _batched_matvec(eqn, lf, rf):
         _matvec_rows(em, prod, (lhs, lt), (rhs, rt), vector_on_right=not rf)
+    elif lb:
+        em.emit(f"for bi in range({lhs}.shape[0]):")
+        em.emit(f"    {into}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
     else:
-        if lb:
-            em.emit(f"for bi in range({lhs}.shape[0]):")
-            em.emit(f"    {into}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, "
-                    f"{prod}[bi])")
-        else:
-            em.emit(f"{into}({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, {prod}[0])")
+        em.emit(f"{into}({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, {prod}[0])")
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
 

@@ -5,8 +5,11 @@ numba will not cache it; calling through ctypes from Python costs ~0.5 us a call
 intrinsic from ``calling`` instead refers to the function by a symbol name, which LLVM
 resolves (``llvmlite.binding.add_symbol``) when the caller is compiled or loaded from
 numba's cache: the caller caches, and a call costs what a C call costs. The symbol must be
-registered before anything that calls it is compiled or loaded.
+registered before anything that calls it is compiled or loaded (``register``).
 """
+import ctypes
+
+from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -23,6 +26,15 @@ _C_TYPES = {
     "pointer": (ir.IntType(8).as_pointer(), types.int64, lambda b, v, t: b.inttoptr(v, t)),
     "void": (ir.VoidType(), types.none, None),
 }
+
+
+def register(symbol, function):
+    """Make ``symbol`` resolve to ``function`` (a ctypes function) or, when that is None,
+    to libc's ``abs``: code that calls the symbol must load even where nothing will call
+    it (its callers check first)."""
+    if function is None:
+        function = ctypes.CDLL(None).abs
+    llvm_binding.add_symbol(symbol, ctypes.cast(function, ctypes.c_void_p).value)
 
 
 def calling(symbol, result="int", arguments=("int",)):

@@ -11,14 +11,12 @@ boxed, the ufunc's dispatch) and kept the kernel from running free of the GIL; t
 The symbols are registered at import, before any kernel that calls them is compiled or
 loaded, under names of our own (so cached code never binds to a library by accident).
 Where NumPy's library has none of them (a NumPy built against another BLAS), ``AVAILABLE``
-is False: plans then keep every product on numba's ``np.dot``, and the names resolve to
-libc's ``abs``, which nothing calls.
+is False: plans then keep every product on numba's ``np.dot``, and the names resolve to a
+placeholder nothing calls (``native.register``).
 """
 import ctypes
 
-from llvmlite import binding as llvm_binding
-
-from .native import calling
+from .native import calling, register
 
 # cblas ?gemm with 64-bit integers, in the naming of NumPy's wheels (scipy-openblas64)
 _EXPORTED = "scipy_cblas_{}gemm64_"
@@ -45,10 +43,8 @@ def _register():
     found = [getattr(lib, _EXPORTED.format(kind), None) if lib is not None else None
              for kind in _KINDS]
     available = all(f is not None for f in found)
-    fallback = ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value
     for kind, f in zip(_KINDS, found):
-        address = ctypes.cast(f, ctypes.c_void_p).value if available else fallback
-        llvm_binding.add_symbol(_SYMBOL.format(kind), address)
+        register(_SYMBOL.format(kind), f if available else None)
     return available
 
 
