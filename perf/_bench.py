@@ -37,7 +37,26 @@ JAX_SYNC = "jax (sync)"
 JAX = "jax"                     # what a script calls JAX; renamed per dispatch configuration
 INFO = "info"                   # a targets() line that informs and is not a target
 SETTLE_SECONDS = 0.02           # pause between tools so other thread pools stop spinning
+# OpenBLAS's workers spin 2^THREAD_TIMEOUT TSC cycles after a call before they sleep: 2^28
+# by default, ~0.1 s here, five settles. 2^24 (~7 ms) lets a pause put them to sleep.
+OPENBLAS_THREAD_TIMEOUT = "24"
 TIME_EACH_CALL_SECONDS = 20e-6  # calls at least this long are timed one by one
+
+
+def _short_openblas_spin():
+    """Make both OpenBLAS pools (NumPy's; SciPy's, which numba and JAX's LAPACK use) sleep
+    within ``SETTLE_SECONDS`` of their last call. The library reads the setting when it
+    loads, so a script that has imported NumPy already is started again with it. A value
+    the caller set is kept."""
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = OPENBLAS_THREAD_TIMEOUT
+    if "numpy" in sys.modules or "scipy" in sys.modules:
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+_short_openblas_spin()
 
 
 def load_average():
@@ -268,6 +287,9 @@ def measure(tools, rounds, batch_seconds, warmup=3, settle_seconds=SETTLE_SECOND
     NumPy, numba (SciPy's OpenBLAS) and XLA each keep their own thread pool whose workers
     spin for a while after a call, and on two cores a pool still spinning makes the next
     tool's first BLAS call up to ~100x slower. A user running one tool never sees that.
+    OpenBLAS's spin is cut to less than the pause (``_short_openblas_spin``): with its
+    default (~0.1 s), a 128x128 QR on NumPy's two-thread pool took 1.7 ms when timed after
+    SciPy's, SciPy's 12 ms after NumPy's, against 1.2 ms alone.
     """
     names = list(tools)
     for name in names:
@@ -352,7 +374,9 @@ class Bench:
             print(f"== {self.name}: {title}")
             print(f"   {load_average()} | {self.rounds} rounds (unless a case says otherwise), "
                   "tools interleaved, medians; ratios are time / time, the median of "
-                  f"each round's (above 1: slower than tf_numba / {reference})")
+                  f"each round's (above 1: slower than tf_numba / {reference}); "
+                  f"{SETTLE_SECONDS * 1e3:g} ms pause between tools, OpenBLAS workers "
+                  f"sleep after 2^{os.environ.get('OPENBLAS_THREAD_TIMEOUT')} cycles")
         for case in cases:
             case.load_before = os.getloadavg()
             with ForeignLoad() as foreign:

@@ -1,6 +1,8 @@
 """Linear algebra (family tf_numba.linalg.v1): tnp.linalg and tf_numba.scipy.linalg against
 NumPy/SciPy, batched; derivatives against finite differences to second order (real,
 complex, batched); degenerate and rank-deficient cases; jit."""
+import itertools
+
 import numpy as np
 import pytest
 import scipy.linalg as sl
@@ -131,6 +133,80 @@ def test_scipy_triangular_lu_and_cholesky_variants():
     for lower in (True, False):
         close(tsl.cho_solve(tsl.cho_factor(s, lower=lower), b),
               sl.cho_solve(sl.cho_factor(s, lower=lower), b))
+
+
+def test_np_linalg_routines_give_numpys_bits():
+    """The family runs LAPACK where NumPy does (np.linalg, on NumPy's OpenBLAS): the same
+    routines on the same library give NumPy's results bit for bit."""
+    a, sym = rnd(2, 6, 4), rnd(2, 5, 5)
+    sym = sym + np.swapaxes(sym, -1, -2)
+    pairs = [(TL.qr(a), np.linalg.qr(a)), (TL.svd(a), np.linalg.svd(a)),
+             (TL.eigh(sym), np.linalg.eigh(sym)), (TL.cholesky(spd(2, 4, 4)),
+                                                   np.linalg.cholesky(spd(2, 4, 4))),
+             (TL.inv(well(2, 4, 4)), np.linalg.inv(well(2, 4, 4))),
+             (TL.svdvals(a), np.linalg.svd(a, compute_uv=False))]
+    for ours, theirs in pairs:
+        for o, t in zip(ours if isinstance(ours, tuple) else [ours],
+                        theirs if isinstance(theirs, tuple) else [theirs]):
+            np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_triangular_solve_and_lu_on_numpys_lapack_match_scipys(dtype):
+    """numpy_lapack (cblas trsm and getrf in NumPy's OpenBLAS) against the SciPy routines
+    the family falls back to, for every flag, batched, tall and wide LU, and empty stacks."""
+    from tf_numba.ext import linalg, numpy_lapack
+    if not numpy_lapack.AVAILABLE:
+        pytest.skip("NumPy's BLAS exports no 64-bit trsm/getrf")
+    cplx = np.dtype(dtype).kind == "c"
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-12
+    make = crnd if cplx else rnd
+    a = (make(2, 3, 5, 5) + 4 * np.eye(5)).astype(dtype)
+    for left in (True, False):
+        b = make(2, 3, *((5, 4) if left else (4, 5)), seed=1).astype(dtype)
+        for flags in itertools.product((False, True), repeat=4):
+            params = dict(zip(("lower", "transpose_a", "conjugate_a", "unit_diagonal"), flags),
+                          left_side=left)
+            ours = numpy_lapack.triangular_solve(a, b, **params)
+            assert ours.dtype == dtype and ours.shape == b.shape
+            close(ours, linalg._triangular_solve_scipy(a, b, **params), tol)
+    empty = np.zeros((0, 5, 2), dtype)
+    assert numpy_lapack.triangular_solve(a[0, :0], empty, left_side=True, lower=True,
+                                         transpose_a=False, conjugate_a=False,
+                                         unit_diagonal=False).shape == (0, 5, 2)
+    singular = np.tril(a[0, 0])
+    singular[2, 2] = 0
+    with pytest.raises(np.linalg.LinAlgError, match="diagonal 2"):
+        numpy_lapack.triangular_solve(singular, b[0, 0].T, left_side=True, lower=True,
+                                      transpose_a=False, conjugate_a=False, unit_diagonal=False)
+    for shape in ((2, 3, 5, 5), (3, 7, 4), (4, 6), (0, 3, 3)):
+        m = make(*shape, seed=2).astype(dtype)
+        lu, piv = numpy_lapack.lu_factor(m)
+        ref_lu, ref_piv = linalg._lu_factor_scipy(m)
+        assert lu.shape == m.shape and lu.dtype == dtype and piv.dtype == np.int32
+        close(lu, ref_lu, tol)
+        np.testing.assert_array_equal(piv, ref_piv)
+
+
+def test_the_scipy_fallback_serves_the_family(monkeypatch):
+    """Where NumPy's library lacks trsm/getrf the family's impls are SciPy's: the same
+    values through the public functions."""
+    from tf_numba.ext import linalg
+    calls = []
+
+    def spy(fn):
+        def wrapped(*args, **kw):
+            calls.append(fn.__name__)
+            return fn(*args, **kw)
+        return wrapped
+    monkeypatch.setattr(linalg.triangular_solve_p, "impl",
+                        spy(linalg._triangular_solve_scipy))
+    monkeypatch.setattr(linalg, "_lu_factor", spy(linalg._lu_factor_scipy))
+    low, b = np.tril(well(4, 4)), rnd(4, 2)
+    close(tsl.solve_triangular(low, b, lower=True), sl.solve_triangular(low, b, lower=True))
+    lu, piv = tsl.lu_factor(well(4, 4))
+    close(lu, sl.lu_factor(well(4, 4))[0])
+    assert calls == ["_triangular_solve_scipy", "_lu_factor_scipy"]
 
 
 @pytest.mark.parametrize("ord,axis", [(None, None), (2, None), (1, None), (np.inf, None),

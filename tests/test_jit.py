@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
@@ -473,7 +474,7 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
         # every product of a plan without LAPACK: only NumPy's BLAS is set
         both = compiled(lambda a, b, c: (a @ b, c @ c))
         plan = both.lower(a, b, big).compile().plan
-        assert plan.blas_use == (False, True, False) and plan.blas == numpy_blas
+        assert plan.blas_use == (False, True, None) and plan.blas == numpy_blas
         seen.clear()
         compiled(lambda a: a * 2)(a)            # no BLAS: leaves it alone
         assert seen == []
@@ -482,10 +483,11 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
             setter(width)
 
 
-def test_a_plan_that_calls_lapack_keeps_its_products_on_lapacks_blas():
-    """LAPACK runs on numba's (SciPy's) BLAS; the products of the same plan go there too,
-    so one BLAS library, run as wide as the engine, has all of the plan's work (two
-    libraries wide in one plan spin against each other)."""
+def test_a_plan_keeps_its_products_on_the_blas_its_lapack_runs_on():
+    """np.linalg's LAPACK (eigh) runs on NumPy's BLAS, with NumPy's bits, and so do the
+    plan's products; a routine only SciPy has (expm) runs on SciPy's BLAS, and
+    then the products go there too: one BLAS library, run as wide as the engine, has all
+    of a plan's work (two libraries wide in one plan spin against each other)."""
     from tf_numba.lowering import blas_threads
     big = RNG.normal(size=(128, 128))
     sym = big + big.T
@@ -494,17 +496,33 @@ def test_a_plan_that_calls_lapack_keeps_its_products_on_lapacks_blas():
         w, v = tnp.linalg.eigh(a)
         return (v * w) @ v.T @ a                 # two 2^21 multiply-add products
 
+    def sources(plan):
+        return [seg.source for seg in plan.segments if hasattr(seg, "source")]
+
     plan = compiled(f).lower(sym).compile().plan
-    assert plan.blas_use == (True, False, True)
-    assert plan.blas == blas_threads.setters(True, False)
-    sources = [seg.source for seg in plan.segments if hasattr(seg, "source")]
-    assert any("loops.dot_into(" in s for s in sources)
-    assert not any("gemm_into(" in s for s in sources)
+    assert plan.blas_use == (False, True, "numpy")
+    assert plan.blas == blas_threads.setters(False, True)
+    assert any("loops.gemm_into(" in s for s in sources(plan))
+    assert not any("dot_into(" in s for s in sources(plan))
     w, v = np.linalg.eigh(sym)
+    np.testing.assert_array_equal(compiled(lambda a: tnp.linalg.eigh(a))(sym)[1], v)
     np.testing.assert_allclose(compiled(f)(sym), (v * w) @ v.T @ sym, rtol=1e-9, atol=1e-9)
+
+    def g(a, b):
+        x = tf.scipy.linalg.expm(a)             # SciPy's Pade approximant
+        return x @ x.T @ b
+
+    small = big / 64
+    plan = compiled(g).lower(small, big).compile().plan
+    assert plan.blas_use == (True, False, "scipy")
+    assert plan.blas == blas_threads.setters(True, False)
+    assert any("loops.dot_into(" in s for s in sources(plan))
+    assert not any("gemm_into(" in s for s in sources(plan))
+    x = scipy.linalg.expm(small)
+    np.testing.assert_allclose(compiled(g)(small, big), x @ x.T @ big, rtol=1e-9, atol=1e-9)
     # without LAPACK in the plan the same products run on NumPy's BLAS
     plain = compiled(lambda v, a: v @ v.T @ a).lower(big, sym).compile().plan
-    assert plain.blas_use == (False, True, False)
+    assert plain.blas_use == (False, True, None)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
@@ -550,7 +568,7 @@ def test_without_numpys_cblas_products_stay_on_numbas_blas(monkeypatch):
     a, b = RNG.normal(size=(7, 5)), RNG.normal(size=(5, 3))
     program = tf.jit(lambda a, b: a @ b).lower(a, b).program
     plan = Plan(program, tiered=False)
-    assert plan.blas_use == (True, False, False)
+    assert plan.blas_use == (True, False, None)
     assert "loops.dot_into(" in plan.as_text() and "gemm_into" not in plan.as_text()
     np.testing.assert_allclose(plan.run([a, b])[0], a @ b, rtol=1e-12)
 
@@ -558,20 +576,21 @@ def test_without_numpys_cblas_products_stay_on_numbas_blas(monkeypatch):
 def test_matrix_products_read_column_major_and_strided_operands_in_place():
     """A LAPACK result is column-major and a user's array may be a strided view: the
     product reads each as it is (C and F in place, others through a copy), on NumPy's
-    BLAS and, in a plan that calls LAPACK, on numba's."""
+    BLAS and, in a plan that calls SciPy's LAPACK, on numba's."""
     a, b = RNG.normal(size=(30, 40)), RNG.normal(size=(40, 20))
     f = compiled(lambda x, y: x @ y)
     for x in (a, np.asfortranarray(a), RNG.normal(size=(60, 80))[::2, ::2]):
         for y in (b, np.asfortranarray(b), RNG.normal(size=(80, 40))[::2, ::2]):
             np.testing.assert_allclose(f(x, y), x @ y, rtol=1e-12, atol=1e-12)
-    sym = a @ a.T + 30 * np.eye(30)
+    small = RNG.normal(size=(30, 30)) / 30
 
-    def rebuilt(s):
-        w, v = tnp.linalg.eigh(s)       # v column-major, read by numba's BLAS
-        return (v * w) @ v.T
-    g = compiled(rebuilt)
-    np.testing.assert_allclose(g(sym), sym, rtol=1e-10, atol=1e-10)
-    assert "loops.dot_into(" in g.lower(sym).as_text()
+    def propagated(m, b):                   # b column-major or strided, read by numba's BLAS
+        return tf.scipy.linalg.expm(m) @ b
+    g = compiled(propagated)
+    for y in (np.asfortranarray(a), RNG.normal(size=(60, 80))[::2, ::2]):
+        np.testing.assert_allclose(g(small, y), scipy.linalg.expm(small) @ y, rtol=1e-10,
+                                   atol=1e-10)
+        assert "loops.dot_into(" in g.lower(small, y).as_text()
 
 
 def test_a_transposed_operand_reaches_blas_without_a_copy():

@@ -15,8 +15,12 @@ the family id, the op and the role when the transform is applied.
 Each op also states how it lowers under ``jit``: ``lowering="host"`` runs its NumPy impl
 between compiled kernels (a LAPACK or FFT call gains nothing from being inside one), a
 callable is a kernel ``lower`` rule, and ``None`` means "no lowering": ``jit`` then refuses
-the op when it prepares the program. ``README.md`` beside this file walks through adding a
-family.
+the op when it prepares the program. A host op that calls BLAS or LAPACK says which
+library (``blas=NUMPY_BLAS``: NumPy's, behind ``np.linalg``; ``SCIPY_BLAS``: SciPy's, behind
+``scipy.linalg`` and numba's ``np.dot``): a plan runs that library as wide as the caller's
+engine and puts its own products there (``lowering/blas_threads.py``), as two BLAS pools
+both wide on two cores spin against each other. ``README.md`` beside this file walks
+through adding a family.
 """
 import re
 
@@ -24,6 +28,8 @@ from ..core.primitive import RULES, Primitive, register
 from ..errors import MissingRuleError, TfNumbaError
 
 FAMILIES = {}
+NUMPY_BLAS, SCIPY_BLAS = "numpy", "scipy"
+HOST_BLAS = {}      # primitive -> the BLAS library its host impl calls (Family.op's blas=)
 _ID = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\.v\d+$")
 
 
@@ -48,14 +54,21 @@ class Family:
         self.ops = {}
         FAMILIES[id] = self
 
-    def op(self, name, abstract_eval, impl, *, multiple_results=False, lowering="host"):
-        """Declare an op of this family; returns its ``Primitive`` (named ``short.name``)."""
+    def op(self, name, abstract_eval, impl, *, multiple_results=False, lowering="host",
+           blas=None):
+        """Declare an op of this family; returns its ``Primitive`` (named ``short.name``).
+        ``blas``: the BLAS library a host impl calls (``NUMPY_BLAS``, ``SCIPY_BLAS``), if any."""
+        if blas not in (None, NUMPY_BLAS, SCIPY_BLAS):
+            raise TfNumbaError(f"blas of {self.id}'s op {name!r} must be None, "
+                               f"{NUMPY_BLAS!r} or {SCIPY_BLAS!r}, got {blas!r}")
         if name in self.ops:
             raise TfNumbaError(f"family {self.id!r} already has an op {name!r}")
         short = self.id.split(".")[-2]
         prim = Primitive(f"{short}.{name}", abstract_eval, impl,
                          multiple_results=multiple_results, family=self.id)
         self.ops[name] = prim
+        if blas is not None:
+            HOST_BLAS[prim] = blas
         if callable(lowering):
             register("lower", prim, lowering)
         elif lowering is None:

@@ -1,9 +1,12 @@
 """Linear algebra ops (family ``tf_numba.linalg.v1``): LAPACK through NumPy/SciPy, with AD.
 
-Every op works on stacks of matrices (leading batch dims), runs on the host under ``jit``
-(between compiled kernels; LAPACK through SciPy, whose OpenBLAS is also the one numba's
-``np.dot`` calls in the kernels: with NumPy's own OpenBLAS in the host steps, two thread
-pools took turns spinning on the two cores and an eigh VJP ran 40x slower), and has a JVP built from ops that have rules of their own, so
+Every op works on stacks of matrices (leading batch dims) and runs on the host under
+``jit``, between compiled kernels. LAPACK runs where NumPy runs it (``np.linalg``, on NumPy's
+OpenBLAS, whose pool the plan's products share: a plan whose LAPACK ran on SciPy's OpenBLAS
+lost 10% of a 128x128 eigh to NumPy's idle pool holding the second core), with the same
+bits as NumPy; only the routines NumPy lacks (triangular solve, LU, expm) run on SciPy's.
+NumPy computes float32 and complex64 in double precision and rounds the result, and so do
+those ops here. Each op has a JVP built from ops that have rules of their own, so
 derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve`` and
 ``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its direction.
 
@@ -35,9 +38,6 @@ inv/det/solve; Murray, "Differentiation of the Cholesky decomposition" (2016); T
 "Differentiating the singular value decomposition" (2016) and JAX's ``svd_jvp_rule``;
 Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm.
 """
-import functools
-import math
-
 import numpy as np
 
 from ..core import dtypes
@@ -45,7 +45,7 @@ from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, is_undefined, is_zero, instantiate
 from ..core.primitive import register
 from ..errors import DTypeError, ShapeError, UnsupportedError
-from . import Family, batch_leading
+from . import NUMPY_BLAS, SCIPY_BLAS, Family, batch_leading, numpy_lapack
 
 FAMILY = Family("tf_numba.linalg.v1", module=__name__,
                 doc="LAPACK-backed factorizations, solves and matrix functions")
@@ -96,8 +96,8 @@ def _solve_eval(name):
 
 # ---------------------------------------------------------------- NumPy/SciPy impls
 
-def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
-                           unit_diagonal):
+def _triangular_solve_scipy(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
     import scipy.linalg
     a, b = np.asarray(a), np.asarray(b)
     trans = int(transpose_a) if left_side else 1 - int(transpose_a)
@@ -108,15 +108,6 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     x = scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower,
                                       unit_diagonal=unit_diagonal, check_finite=False)
     return x if left_side else np.swapaxes(x, -1, -2)
-
-
-def _scipy(name, **fixed):
-    """A scipy.linalg routine (imported on first use) with ``check_finite=False``."""
-    def impl(*arrays, **params):
-        import scipy.linalg
-        return getattr(scipy.linalg, name)(*arrays, check_finite=False, **fixed, **params)
-    impl.__name__ = name
-    return impl
 
 
 def _per_matrix(fn, *arrays):
@@ -141,17 +132,30 @@ def _expm_frechet_impl(a, e):
     return out.astype(a.dtype)
 
 
-def _lu_impl(a):
+def _lu_factor_scipy(a):
     import scipy.linalg
     m, n = a.shape[-2:]
-    batch = a.shape[:-2]
     flat = a.reshape((-1, m, n))
     lus = np.empty_like(flat)
     pivs = np.empty((flat.shape[0], min(m, n)), np.int32)
     for i, mat in enumerate(flat):
         lus[i], pivs[i] = scipy.linalg.lu_factor(mat, check_finite=False)
-    piv = pivs.reshape(batch + (min(m, n),))
-    return [lus.reshape(a.shape), piv, _pivots_to_permutation_impl(piv, m=m)]
+    return lus.reshape(a.shape), pivs.reshape(a.shape[:-2] + (min(m, n),))
+
+
+# NumPy's library has no public triangular solve or LU: called in it (numpy_lapack)
+# where it exports them, else SciPy's
+if numpy_lapack.AVAILABLE:
+    _triangular_solve_impl, _lu_factor, _TRSM_GETRF_BLAS = (
+        numpy_lapack.triangular_solve, numpy_lapack.lu_factor, NUMPY_BLAS)
+else:
+    _triangular_solve_impl, _lu_factor, _TRSM_GETRF_BLAS = (
+        _triangular_solve_scipy, _lu_factor_scipy, SCIPY_BLAS)
+
+
+def _lu_impl(a):
+    lu, piv = _lu_factor(np.asarray(a))
+    return [lu, piv, _pivots_to_permutation_impl(piv, m=a.shape[-2])]
 
 
 def _pivots_to_permutation_impl(piv, *, m):
@@ -165,63 +169,19 @@ def _pivots_to_permutation_impl(piv, *, m):
 
 
 def _qr_impl(a, *, full):
-    import scipy.linalg
-    q, r = scipy.linalg.qr(a, mode="full" if full else "economic", check_finite=False)
-    return [q, r]
+    return list(np.linalg.qr(a, mode="complete" if full else "reduced"))
 
 
 def _svd_impl(a, *, full_matrices):
-    import scipy.linalg
-    return list(scipy.linalg.svd(a, full_matrices=full_matrices, check_finite=False))
-
-
-@functools.lru_cache(maxsize=64)
-def _evd(dtype, n, lower, compute_v):
-    """LAPACK's divide-and-conquer symmetric (Hermitian) eigensolver for ``n x n`` matrices,
-    its workspace sizes queried once: ``scipy.linalg.eigh`` checks its arguments and redoes
-    the query on every call, a tenth of a 128 x 128 eigh. Returns ``mat -> (w, v)``."""
-    from scipy.linalg import lapack
-    prefix = "he" if dtype.kind == "c" else "sy"
-    solve, query = lapack.get_lapack_funcs((prefix + "evd", prefix + "evd_lwork"),
-                                           (np.empty((1, 1), dtype),))
-    *sizes, info = query(n, compute_v=compute_v, lower=lower)
-    if info:
-        raise np.linalg.LinAlgError(f"LAPACK {prefix}evd workspace query failed ({info})")
-    # sizes come back as floats (complex for lwork of heevd): round up, never down
-    names = ("lwork", "liwork", "lrwork") if prefix == "he" else ("lwork", "liwork")
-    work = {name: math.ceil(abs(size) * (1 + 1e-6)) for name, size in zip(names, sizes)}
-
-    def eigh(mat):
-        w, v, info = solve(mat, compute_v=compute_v, lower=lower, **work)
-        if info > 0:
-            raise np.linalg.LinAlgError(f"eigh: LAPACK {prefix}evd failed to converge "
-                                        f"({info} off-diagonal elements did not reach zero)")
-        if info < 0:
-            raise np.linalg.LinAlgError(f"eigh: illegal value in argument {-info} of "
-                                        f"LAPACK {prefix}evd")
-        return w, v
-    return eigh
-
-
-def _eigh_stack(a, lower, compute_v):
-    a = np.asarray(a)
-    n = a.shape[-1]
-    eigh = _evd(a.dtype, n, int(lower), int(compute_v))
-    if a.ndim == 2:
-        return eigh(a)
-    if a.size == 0:
-        return np.zeros(a.shape[:-1], dtypes.real_part(a.dtype)), np.zeros(a.shape, a.dtype)
-    pairs = [eigh(mat) for mat in a.reshape((-1, n, n))]
-    return (np.array([w for w, _ in pairs]).reshape(a.shape[:-1]),
-            np.array([v for _, v in pairs]).reshape(a.shape))
+    return list(np.linalg.svd(a, full_matrices=full_matrices))
 
 
 def _eigh_impl(a, *, lower):
-    return list(_eigh_stack(a, lower, compute_v=True))
+    return list(np.linalg.eigh(a, UPLO="L" if lower else "U"))
 
 
 def _eigvalsh_impl(a, *, lower):
-    return _eigh_stack(a, lower, compute_v=False)[0]
+    return np.linalg.eigvalsh(a, UPLO="L" if lower else "U")
 
 
 # ---------------------------------------------------------------- ops
@@ -296,26 +256,32 @@ def _frechet_eval(a, e):
     return a
 
 
-cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), _scipy("cholesky", lower=True))
+# Each op names the BLAS library its impl runs on (``blas=``), so that a plan sets that
+# library's width and keeps its products there: NumPy's (np.linalg's LAPACK, numpy_lapack,
+# and loops.gemm_into) but for expm's Pade approximants, which are SciPy's.
+cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), np.linalg.cholesky,
+                       blas=NUMPY_BLAS)
 triangular_solve_p = FAMILY.op("triangular_solve", _solve_eval("triangular_solve"),
-                               _triangular_solve_impl)
-solve_p = FAMILY.op("solve", _solve_eval("solve"), _scipy("solve"))
-inv_p = FAMILY.op("inv", lambda a: _same("inv", a), _scipy("inv"))
-det_p = FAMILY.op("det", _det_eval, lambda a: np.asarray(_scipy("det")(a)))
+                               _triangular_solve_impl, blas=_TRSM_GETRF_BLAS)
+solve_p = FAMILY.op("solve", _solve_eval("solve"), np.linalg.solve, blas=NUMPY_BLAS)
+inv_p = FAMILY.op("inv", lambda a: _same("inv", a), np.linalg.inv, blas=NUMPY_BLAS)
+det_p = FAMILY.op("det", _det_eval, lambda a: np.asarray(np.linalg.det(a)), blas=NUMPY_BLAS)
 slogdet_p = FAMILY.op("slogdet", _slogdet_eval,
                       lambda a: [np.asarray(x) for x in np.linalg.slogdet(a)],
-                      multiple_results=True)
-qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True)
-eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True)
-eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _eigvalsh_impl)
-svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True)
-svdvals_p = FAMILY.op("svdvals", _svdvals_eval, _scipy("svdvals"))
-pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond))
-lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True)
+                      multiple_results=True, blas=NUMPY_BLAS)
+qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True, blas=NUMPY_BLAS)
+eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True, blas=NUMPY_BLAS)
+eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _eigvalsh_impl, blas=NUMPY_BLAS)
+svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True, blas=NUMPY_BLAS)
+svdvals_p = FAMILY.op("svdvals", _svdvals_eval, lambda a: np.linalg.svd(a, compute_uv=False),
+                      blas=NUMPY_BLAS)
+pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond),
+                   blas=NUMPY_BLAS)
+lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True, blas=_TRSM_GETRF_BLAS)
 lu_pivots_to_permutation_p = FAMILY.op("lu_pivots_to_permutation", _pivots_eval,
                                        _pivots_to_permutation_impl)
-expm_p = FAMILY.op("expm", lambda a: _same("expm", a), _expm_impl)
-expm_frechet_p = FAMILY.op("expm_frechet", _frechet_eval, _expm_frechet_impl)
+expm_p = FAMILY.op("expm", lambda a: _same("expm", a), _expm_impl, blas=SCIPY_BLAS)
+expm_frechet_p = FAMILY.op("expm_frechet", _frechet_eval, _expm_frechet_impl, blas=SCIPY_BLAS)
 
 for _prim, _ranks in ((cholesky_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
                       (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)), (qr_p, (2,)),

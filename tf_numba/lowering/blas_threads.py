@@ -1,15 +1,16 @@
 """BLAS calls of a plan run as wide as the caller's ``CpuEngine`` allows.
 
 numba's ``np.dot`` calls the BLAS behind ``scipy.linalg.cython_blas`` (SciPy's OpenBLAS in
-the PyPI wheels), which is also what the linalg family's LAPACK runs on; NumPy brings an
-OpenBLAS of its own. Each keeps a pool of worker threads that spin after a call. With
-both pools two threads wide on two cores, a loop alternating NumPy and compiled matmuls
-(a 784-256-10 MLP step: NumPy's 0.65 ms, the numba one's 1.1 ms) took 8 ms per pair, up
-to 70 ms, as each library's workers waited for cores the other's were spinning on; with
-the kernels' BLAS one thread wide the pair took 2.3 ms. So for the duration of a run a
-plan sets the thread count of the libraries it calls (its products run on NumPy's,
-``loops.gemm_into``, unless it calls LAPACK): one of them to the engine's width, the other
-to one thread (``set_width``), like numba's own threads.
+the PyPI wheels); NumPy brings an OpenBLAS of its own, which ``np.linalg`` and so most of
+the linalg family run on (its ops name theirs: ``ext.HOST_BLAS``). Each keeps a pool of
+worker threads that spin after a call. With both pools two threads wide on two cores, a loop
+alternating NumPy and compiled matmuls (a 784-256-10 MLP step: NumPy's 0.65 ms, the numba
+one's 1.1 ms) took 8 ms per pair, up to 70 ms, as each library's workers waited for cores
+the other's were spinning on; with the kernels' BLAS one thread wide the pair took 2.3 ms.
+So for the duration of a run a plan sets the thread count of the libraries it calls (its
+products run on NumPy's, ``loops.gemm_into``, unless its LAPACK runs on SciPy's): one of
+them to the engine's width, the other to one thread (``set_width``), like numba's own
+threads.
 
 OpenBLAS built with pthreads (the wheels) has no per-thread count: its
 ``openblas_set_num_threads_local`` sets the process-wide one, so callers running plans of
@@ -89,11 +90,11 @@ _FOUND = []
 
 
 def _found():
-    """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's
-    BLAS (SciPy's: LAPACK, and the products of plans that call it, ``loops.dot_into``)
-    and NumPy's (other products, ``loops.gemm_into``), None where a library offers no
-    way to set it. Looked up on first use: importing ``scipy.linalg`` costs ~150 ms, which
-    ``import tf_numba`` and a tiered first call must not pay."""
+    """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's BLAS
+    (SciPy's: its LAPACK, and the products of plans that call it, ``loops.dot_into``) and
+    NumPy's (np.linalg's LAPACK, other products, ``loops.gemm_into``), None where a library
+    offers no way to set it. Looked up on first use: importing ``scipy.linalg`` costs ~150
+    ms, which ``import tf_numba`` and a tiered first call must not pay."""
     if not _FOUND:
         numba_blas, numpy_blas = _numba_blas_setter(), _numpy_blas_setter()
         _FOUND[:] = [numba_blas, None if _same(numba_blas, numpy_blas) else numpy_blas]
@@ -124,7 +125,7 @@ def setters(numba_blas, numpy_blas, first_numpy=False):
 def set_width(chosen, threads):
     """The first of ``chosen`` setters to ``threads``, the other to one thread; returns
     the widths before. Two libraries both wide inside one plan are the two spinning pools
-    again: a 128x128 svd VJP (LAPACK on numba's BLAS, its products on NumPy's) took 44 ms
+    again: a 128x128 svd VJP (LAPACK on one library, its products on the other) took 44 ms
     on two cores instead of 2.6 ms on one."""
     slots = getattr(chosen, "slots", None)
     if slots and _COMPILED:

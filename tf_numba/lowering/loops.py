@@ -22,11 +22,10 @@ CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
 @_jit
 def dot_into(a, b, out):
-    """``out = a @ b`` for matrices by numba's ``np.dot``, on SciPy's BLAS: for plans that
-    call LAPACK, which runs there, so one library, run wide, has all of the plan's BLAS
-    work. Other plans' products run on NumPy's BLAS (``gemm_into``). An operand neither
-    C- nor F-ordered is copied first (``_blas_view``), which np.dot would do too, with a
-    warning."""
+    """``out = a @ b`` for matrices by numba's ``np.dot``, on SciPy's BLAS: for plans that call
+    SciPy's LAPACK, so one library, run wide, has all of the plan's BLAS work. Other plans'
+    products run on NumPy's BLAS (``gemm_into``). An operand neither C- nor F-ordered is
+    copied first (``_blas_view``), which np.dot would do too, with a warning."""
     np.dot(_blas_view(a)[0], _blas_view(b)[0], out)
 
 

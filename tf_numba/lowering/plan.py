@@ -17,6 +17,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Literal, Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..core.primitive import RULES
+from ..ext import HOST_BLAS, NUMPY_BLAS, SCIPY_BLAS
 from . import library  # (registers the lowering rules; folds transposed operands)
 from . import control  # (and those of the loops and branches)
 from . import blas_threads, numpy_blas
@@ -26,9 +27,6 @@ from .kernel_cache import KERNELS
 from .workspace import Workspaces
 from .partition import REDUCTIONS
 from .scalar_exprs import is_elementwise, supports_dtype
-
-
-LINALG_FAMILY = "tf_numba.linalg.v1"      # its host steps call LAPACK on numba's BLAS
 
 
 def lowerable(eqn):
@@ -141,10 +139,10 @@ class Plan:
         if current:
             groups.append(current)
         uses_after = _uses_after(program, groups)
-        # LAPACK runs on numba's BLAS: keep the plan's products there too, so one library
-        # (run as wide as the engine) does all of its BLAS work
-        lapack = any(not isinstance(g, list) and g.prim.family == LINALG_FAMILY
-                     for g in groups)
+        # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
+        # products on the same one, so one library (run as wide as the engine) does all of
+        # its BLAS work
+        lapack = _lapack_libraries(groups)
         const_vars = {v for v, _ in program.consts}
         self.consts = dict(program.consts)
         for g, group in enumerate(groups):
@@ -169,12 +167,12 @@ class Plan:
             sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(
                 sub, kernel_cache, parallel,
-                products_on_numpy=not lapack and numpy_blas.AVAILABLE))
+                products_on_numpy=SCIPY_BLAS not in lapack and numpy_blas.AVAILABLE))
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (blas_threads)
         self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
                             for seg in self.segments)
-        self.blas_use = _blas_libraries(self.segments, lapack)  # numba's, NumPy's, LAPACK
+        self.blas_use = _blas_libraries(self.segments, lapack)  # numba's, NumPy's, LAPACK's
         self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
@@ -215,7 +213,8 @@ class Plan:
             numba_blas, numpy_blas, lapack = self.blas_use
             # the first runs as wide as the engine, the other on one thread: LAPACK's
             # library where the plan calls LAPACK, else NumPy's, which has the large products
-            self._blas = blas_threads.setters(numba_blas, numpy_blas, first_numpy=not lapack)
+            self._blas = blas_threads.setters(numba_blas, numpy_blas,
+                                              first_numpy=lapack != SCIPY_BLAS)
         return self._blas
 
     def variant_for(self, threads):
@@ -378,13 +377,21 @@ def _run_with_blas(blas, run, args, threads):
         blas_threads.restore(blas, before)
 
 
+def _lapack_libraries(groups):
+    """The BLAS libraries the plan's host steps call (``ext.HOST_BLAS``)."""
+    return frozenset(HOST_BLAS[g.prim] for g in groups
+                     if not isinstance(g, list) and g.prim in HOST_BLAS)
+
+
 def _blas_libraries(segments, lapack):
-    """(numba's BLAS, NumPy's BLAS, LAPACK): which of the two BLAS libraries a plan's steps
-    may call, and whether LAPACK is among them. Products go to NumPy's unless the plan
-    calls LAPACK, which runs on numba's (``loops.gemm_into``, ``loops.dot_into``)."""
+    """(numba's BLAS, NumPy's BLAS, LAPACK's): which of the two BLAS libraries a plan's
+    steps may call, and which one runs its host steps' LAPACK (SciPy's where any does,
+    else NumPy's; None without LAPACK). Products go to NumPy's (``loops.gemm_into``) unless
+    LAPACK runs on SciPy's, numba's (``loops.dot_into``)."""
     sources = [seg.source for seg in segments if type(seg) is CompiledSegment]
-    return (lapack or any("loops.dot_into(" in s for s in sources),
-            any("loops.gemm_into(" in s for s in sources), lapack)
+    wide = next((lib for lib in (SCIPY_BLAS, NUMPY_BLAS) if lib in lapack), None)
+    return (SCIPY_BLAS in lapack or any("loops.dot_into(" in s for s in sources),
+            NUMPY_BLAS in lapack or any("loops.gemm_into(" in s for s in sources), wide)
 
 
 def _read(env, v):
