@@ -61,6 +61,20 @@ def test_family_ids_are_unique_and_versioned():
         family("nobody.nothing.v1")
 
 
+def test_host_ops_name_the_blas_library_they_call():
+    """Each linalg op that calls BLAS or LAPACK says which library (a plan runs that one
+    wide); a name that is neither library is refused and declares nothing."""
+    from tf_numba.ext import HOST_BLAS, NUMPY_BLAS, SCIPY_BLAS
+    ops = family("tf_numba.linalg.v1").ops
+    assert HOST_BLAS[ops["eigh"]] == HOST_BLAS[ops["svd"]] == NUMPY_BLAS
+    assert HOST_BLAS[ops["expm"]] == SCIPY_BLAS
+    assert ops["lu_pivots_to_permutation"] not in HOST_BLAS
+    fam = Family("tests.blas_names.v1", module=__name__)
+    with pytest.raises(TfNumbaError, match="blas of tests.blas_names.v1's op 'gemm'"):
+        fam.op("gemm", lambda x: x, np.copy, blas="mkl")
+    assert "gemm" not in fam.ops
+
+
 @pytest.fixture(scope="module")
 def bare():
     """A family whose ops each lack one rule."""
