@@ -5,7 +5,8 @@ integer/float bit casts, the functions here let LLVM inline them and vectorize t
 
 ``exp`` takes FreeBSD e_exp.c's Cody-Waite reduction and evaluates exp(r) as its Taylor
 series to degree 13 in fused multiply-adds (no division: 143 -> 127 us for 128k float64
-lanes): 0.86 ulp at most against a long-double reference on 4.5M samples over
+lanes; k from a rounding shift, not floor and conversion: 126 -> 116 us, same bits on
+40M random inputs): 0.86 ulp at most against a long-double reference on 4.5M samples over
 [-745, 710] (NumPy's: 0.69), within 1 ulp of NumPy's, subnormals included, and exact on
 NaN, +-inf and the overflow/underflow thresholds. ``exp32`` is float32 exp in float32
 lanes (within 1 ulp of the correctly rounded result; NumPy's is within 2); ``tanh32``
@@ -94,6 +95,8 @@ _P5 = 4.13813679705723846039e-08
 # 1 / n! for the Taylor series of exp
 (_T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12,
  _T13) = (1.0 / math.factorial(n) for n in range(2, 14))
+_ROUNDING_SHIFT = 1.5 * 2.0 ** 52        # (y + it) - it rounds y to an integer
+_ROUNDING_SHIFT_BITS = np.int64(np.array([_ROUNDING_SHIFT]).view(np.int64)[0])
 _OVERFLOW = 709.782712893383973096      # exp(x) = inf above
 _UNDERFLOW = -745.13321910194110842     # exp(x) = 0 below
 
@@ -120,8 +123,12 @@ def exp(x):
     >>> exp(0.5)
     1.6487212707001282
     """
-    k = np.floor(x * _INV_LN2 + 0.5)
-    k = min(max(k, -1100.0), 1100.0)
+    # k = round(x / ln2) from adding 1.5 * 2^52, which leaves k in the low bits of the sum:
+    # no floor, no clamp, no float-to-int conversion (AVX2 has none for int64 lanes).
+    # Lanes where k is out of range are the overflow and underflow ones, replaced at the
+    # end; NaN runs through.
+    shifted = _fma(x, _INV_LN2, _ROUNDING_SHIFT)
+    k = shifted - _ROUNDING_SHIFT
     hi = x - k * _LN2_HI
     lo = k * _LN2_LO
     r = hi - lo
@@ -133,7 +140,7 @@ def exp(x):
     q = _fma(_fma(_fma(q, r, _T4), r, _T3), r, _T2)
     y = 1.0 + (hi + _fma(r * r, q, -lo))
     # 2^k as two exact factors, so subnormal results and k = 1024 need no special case
-    ki = np.int64(k)
+    ki = _float64_bits_as_int64(shifted) - _ROUNDING_SHIFT_BITS
     k1 = ki >> 1
     scaled = (y * _int64_bits_as_float64((k1 + 1023) << 52)
               * _int64_bits_as_float64((ki - k1 + 1023) << 52))
@@ -320,7 +327,6 @@ _PIO2_1 = 1.5707963267948966          # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 to 2^
 _PIO2_2 = 6.123233995736766e-17
 _PIO2_3 = -1.4973849048591698e-33
 _INV_PIO2 = 0.6366197723675814
-_ROUND_MAGIC = 6755399441055744.0      # 1.5 * 2^52: (y + it) - it rounds y to an integer
 _CODY_WAITE_BELOW = 33554432.0         # 2^25: n < 2^25, so n _PIO2_3 errs < 2^-130
 _SIN_TINY = 2.0 ** -26                 # sin(x) rounds to x below
 
@@ -395,8 +401,8 @@ def _two_sum(a, b):
 @numba.njit(cache=True, error_model="numpy")
 def _reduce_cody_waite(x):
     """(n, rh, rl), x = n pi/2 + rh + rl, for |x| < 2^25."""
-    shifted = x * _INV_PIO2 + _ROUND_MAGIC
-    n = shifted - _ROUND_MAGIC
+    shifted = x * _INV_PIO2 + _ROUNDING_SHIFT
+    n = shifted - _ROUNDING_SHIFT
     # exact: x - n _PIO2_1 is below 1 and, if n != 0, a multiple of 2^-53 like both terms
     a = _fma(-n, _PIO2_1, x)
     bh = n * _PIO2_2
