@@ -188,6 +188,46 @@ def test_triangular_solve_and_lu_on_numpys_lapack_match_scipys(dtype):
         np.testing.assert_array_equal(piv, ref_piv)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_qr_and_svd_on_numpys_lapack_match_scipys(dtype):
+    """numpy_lapack's qr (geqrf, orgqr/ungqr) and svd (gesdd) in NumPy's OpenBLAS: SciPy's
+    factors (the same LAPACK calls on the same column-major copy) in the input's dtype,
+    NumPy's shapes for tall, wide, batched and empty stacks, both modes of each."""
+    from tf_numba.ext import numpy_lapack
+    if not numpy_lapack.AVAILABLE:
+        pytest.skip("NumPy's BLAS exports no 64-bit LAPACK")
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-12
+    make = crnd if np.dtype(dtype).kind == "c" else rnd
+    for shape in ((5, 3), (3, 5), (4, 4), (2, 3, 6, 4), (2, 4, 6), (1, 1), (0, 3, 3), (3, 0),
+                  (2, 3, 0)):
+        a = make(*shape, seed=3).astype(dtype)
+        for full in (False, True):
+            q, r = numpy_lapack.qr(a, full=full)
+            want_q, want_r = np.linalg.qr(a, "complete" if full else "reduced")
+            assert (q.shape, r.shape, q.dtype, r.dtype) == (want_q.shape, want_r.shape,
+                                                            dtype, dtype)
+            close(q, want_q, tol)
+            close(r, want_r, tol)
+            u, s, vh = numpy_lapack.svd(a, full_matrices=full, compute_uv=True)
+            want = np.linalg.svd(a, full_matrices=full)
+            assert [x.shape for x in (u, s, vh)] == [x.shape for x in want]
+            assert u.dtype == vh.dtype == dtype and s.dtype == np.empty(0, dtype).real.dtype
+            close(np.abs(u), np.abs(want[0]), 10 * tol)
+            close(s, want[1], tol)
+            close(np.abs(vh), np.abs(want[2]), 10 * tol)
+            close(numpy_lapack.svd(a, full_matrices=full, compute_uv=False), want[1], tol)
+        if a.ndim == 2 and a.size:
+            for ours, theirs in ((numpy_lapack.qr(a, full=False), sl.qr(a, mode="economic")),
+                                 (numpy_lapack.svd(a, full_matrices=False, compute_uv=True),
+                                  sl.svd(a, full_matrices=False))):
+                for o, t in zip(ours, theirs):
+                    np.testing.assert_array_equal(o, t)
+    broken = make(6, 4).astype(dtype)
+    broken[0, 0] = np.nan
+    with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
+        numpy_lapack.svd(broken, full_matrices=False, compute_uv=True)
+
+
 def test_the_scipy_fallback_serves_the_family(monkeypatch):
     """Where NumPy's library lacks trsm/getrf the family's impls are SciPy's: the same
     values through the public functions."""
@@ -207,6 +247,12 @@ def test_the_scipy_fallback_serves_the_family(monkeypatch):
     lu, piv = tsl.lu_factor(well(4, 4))
     close(lu, sl.lu_factor(well(4, 4))[0])
     assert calls == ["_triangular_solve_scipy", "_lu_factor_scipy"]
+    monkeypatch.setattr(linalg.numpy_lapack, "AVAILABLE", False)    # qr, svd: np.linalg's
+    a = rnd(2, 5, 3)
+    for ours, theirs in ((TL.qr(a), np.linalg.qr(a)), (TL.svd(a), np.linalg.svd(a)),
+                         ((TL.svdvals(a),), (np.linalg.svd(a, compute_uv=False),))):
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(o, t)
 
 
 @pytest.mark.parametrize("ord,axis", [(None, None), (2, None), (1, None), (np.inf, None),

@@ -1,14 +1,16 @@
 """Linear algebra ops (family ``tf_numba.linalg.v1``): LAPACK through NumPy/SciPy, with AD.
 
 Every op works on stacks of matrices (leading batch dims) and runs on the host under
-``jit``, between compiled kernels. LAPACK runs where NumPy runs it (``np.linalg``, on NumPy's
-OpenBLAS, whose pool the plan's products share: a plan whose LAPACK ran on SciPy's OpenBLAS
-lost 10% of a 128x128 eigh to NumPy's idle pool holding the second core), with the same
-bits as NumPy; only the routines NumPy lacks (triangular solve, LU, expm) run on SciPy's.
-NumPy computes float32 and complex64 in double precision and rounds the result, and so do
-those ops here. Each op has a JVP built from ops that have rules of their own, so
-derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve`` and
-``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its direction.
+``jit``, between compiled kernels. LAPACK runs in NumPy's OpenBLAS, whose pool the plan's
+products share (a plan whose LAPACK ran on SciPy's OpenBLAS lost 10% of a 128x128 eigh to
+NumPy's idle pool holding the second core): through ``np.linalg`` (cholesky, solve, inv,
+det, slogdet, eigh, pinv: NumPy's bits, float32 and complex64 computed in double as NumPy
+does), or called directly where ``np.linalg`` adds copies or lacks the routine
+(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). Only expm's
+Pade approximants are SciPy's. Each op has a JVP built from ops that have rules of their
+own, so derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve``
+and ``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its
+direction.
 
 Conventions of the derivative rules (each follows the impl, so finite differences agree):
 
@@ -169,11 +171,21 @@ def _pivots_to_permutation_impl(piv, *, m):
 
 
 def _qr_impl(a, *, full):
+    if numpy_lapack.AVAILABLE:
+        return list(numpy_lapack.qr(a, full=full))
     return list(np.linalg.qr(a, mode="complete" if full else "reduced"))
 
 
 def _svd_impl(a, *, full_matrices):
+    if numpy_lapack.AVAILABLE:
+        return list(numpy_lapack.svd(a, full_matrices=full_matrices, compute_uv=True))
     return list(np.linalg.svd(a, full_matrices=full_matrices))
+
+
+def _svdvals_impl(a):
+    if numpy_lapack.AVAILABLE:
+        return numpy_lapack.svd(a, full_matrices=False, compute_uv=False)
+    return np.linalg.svd(a, compute_uv=False)
 
 
 def _eigh_impl(a, *, lower):
@@ -273,8 +285,7 @@ qr_p = FAMILY.op("qr", _qr_eval, _qr_impl, multiple_results=True, blas=NUMPY_BLA
 eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True, blas=NUMPY_BLAS)
 eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _eigvalsh_impl, blas=NUMPY_BLAS)
 svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True, blas=NUMPY_BLAS)
-svdvals_p = FAMILY.op("svdvals", _svdvals_eval, lambda a: np.linalg.svd(a, compute_uv=False),
-                      blas=NUMPY_BLAS)
+svdvals_p = FAMILY.op("svdvals", _svdvals_eval, _svdvals_impl, blas=NUMPY_BLAS)
 pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond),
                    blas=NUMPY_BLAS)
 lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True, blas=_TRSM_GETRF_BLAS)
