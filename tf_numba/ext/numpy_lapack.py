@@ -8,8 +8,8 @@ of their OpenBLAS with 64-bit integers (``scipy_cblas_?trsm64_``, ``scipy_?geqrf
 - ``triangular_solve`` (cblas trsm) and ``lu_factor`` (getrf), which np.linalg does not
   offer. On one thread, timed interleaved with SciPy's, the solve costs what
   ``scipy.linalg.solve_triangular`` does at 8x8 (10 us) and 15-20% less at 128 and 512
-  (trsm, where SciPy calls trtrs); the LU costs 2x SciPy's at 8x8 (11 against 6 us,
-  Python around the call) and 10-20% more at 128 and 512 (the column-major copy).
+  (trsm, where SciPy calls trtrs); the LU costs 2-2.6x SciPy's at 8x8 (11 against 6 us:
+  Python around the call) and 10-30% more at 128 and 512 (the column-major copy).
 - ``qr`` (geqrf, orgqr) and ``svd`` (gesdd): np.linalg's gufuncs copy every matrix into a
   column-major buffer and back for each routine; here one column-major copy is factored
   in place and handed out. At 512x512 on two threads: QR 19 ms against np.linalg.qr's 25,
@@ -204,9 +204,8 @@ AVAILABLE = bool(_ROUTINES)
 
 def _matrices(x):
     """(address of the first matrix, bytes from one to the next, count) of a C-ordered
-    stack."""
-    return (x.__array_interface__["data"][0], x.shape[-2] * x.shape[-1] * x.itemsize,
-            math.prod(x.shape[:-2]))
+    stack (what ``_flat`` gives, without a view per matrix: trsm is called per pair)."""
+    return _address(x), x.shape[-2] * x.shape[-1] * x.itemsize, math.prod(x.shape[:-2])
 
 
 # trsm's alpha, 1: by value for real kinds, by address for complex ones
@@ -233,8 +232,7 @@ def triangular_solve(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_d
     if x.size == 0:
         return x
     trans = (_CONJ_TRANS if conjugate_a else _TRANS) if transpose_a else _NO_TRANS
-    one = _ONE[kind]
-    alpha = one.__array_interface__["data"][0] if kind in "cz" else one
+    alpha = _address(_ONE[kind]) if kind in "cz" else _ONE[kind]
     trsm = _ROUTINES["trsm", kind]
     side, uplo = _LEFT if left_side else _RIGHT, _LOWER if lower else _UPPER
     diag, lda, ldb = _UNIT if unit_diagonal else _NON_UNIT, max(a.shape[-1], 1), max(n, 1)
@@ -253,15 +251,14 @@ def lu_factor(a):
     kind = _KIND[a.dtype]
     m, n = a.shape[-2:]
     k = min(m, n)
-    # a C-ordered stack of the transposes is a column-major stack of the matrices
-    lu_t = np.array(np.swapaxes(a, -1, -2), order="C", copy=True)
+    buffers, views = _column_major(a, n)
     pivots = np.empty(a.shape[:-2] + (k,), np.int64)
-    if lu_t.size:
+    if buffers.size:
         singular = 0
-        for mat, piv in zip(_flat(lu_t), pivots.reshape(-1, k)):
+        for mat, piv in zip(_flat(buffers), pivots.reshape(-1, k)):
             singular = singular or _fortran("getrf", kind, m, n, mat, max(m, 1), piv)
         if singular > 0:
             import scipy.linalg
             warnings.warn(f"Diagonal number {singular} is exactly zero. Singular matrix.",
                           scipy.linalg.LinAlgWarning, stacklevel=3)
-    return np.swapaxes(lu_t, -1, -2), (pivots - 1).astype(np.int32)
+    return views, (pivots - 1).astype(np.int32)
