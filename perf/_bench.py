@@ -180,7 +180,7 @@ class Case:
             return False
         if tool == "autograd" and not have("autograd"):
             return False
-        return (not self.bench.sync_child) or tool in (TF, JAX, self.bench.reference)
+        return (not self.bench.sync_child) or tool in (TF, TF_WIDE, JAX, self.bench.reference)
 
     def add(self, tool, fn):
         if self.wants(tool):
@@ -424,6 +424,10 @@ class Bench:
             sync = dict(res[JAX_SYNC])
             # same-process ratios from the child, carried over onto this process's scale
             sync["vs_tf_same_process"] = paired_ratio(sync, res[TF])
+            # against each tf_numba row the child timed: JAX / tf_numba (all cores) then
+            # never mixes two processes, which may run in different spells of the host
+            sync["vs_same_process"] = {t: paired_ratio(sync, res[t]) for t in (TF, TF_WIDE)
+                                       if t in res}
             if self.reference in res:
                 sync["vs_ref_same_process"] = paired_ratio(sync, res[self.reference])
             sync["child_tf_median"] = tf_child
@@ -461,7 +465,8 @@ class Bench:
                   f"{fmt_ratio(self.ratio_to_ref(case, tool)):>14}")
         if JAX_SYNC in case.results:
             print(f"   * measured in a child process with jax_cpu_enable_async_dispatch=False; "
-                  f"its ratios are against tf_numba / {reference} timed in that child "
+                  f"its ratios, and its JAX / tf_numba (all cores) in the targets, are "
+                  f"against tf_numba / {reference} timed in that child "
                   f"(tf_numba there: {fmt_time(case.results[JAX_SYNC]['child_tf_median'])})")
         for text in case.notes:
             print(f"   note: {text}")
@@ -473,10 +478,19 @@ class Bench:
         return min(ratios) if ratios else None
 
     def jax_best_vs(self, case, tool):
-        """The faster JAX configuration's ratio to ``tool`` (a tf_numba variant timed in
-        this process): JAX / tf_numba, rescaled by tf_numba / tool."""
-        best, scale = self.jax_best(case), case.ratio(TF, tool)
-        return None if best is None or scale is None else best * scale
+        """The faster JAX configuration's ratio to ``tool`` (a tf_numba row), each taken in
+        the process that timed both; a child that did not time ``tool`` gives its JAX /
+        tf_numba rescaled by this process's tf_numba / ``tool``."""
+        ratios = []
+        sync = case.results.get(JAX_SYNC)
+        if sync is not None:
+            same = sync.get("vs_same_process", {}).get(tool)
+            scale = case.ratio(TF, tool)
+            ratios.append(same if same is not None else
+                          None if scale is None else sync["vs_tf_same_process"] * scale)
+        ratios.append(case.ratio(JAX_ASYNC, tool))
+        ratios = [r for r in ratios if r is not None]
+        return min(ratios) if ratios else None
 
     def _write_json(self, cases, summary):
         if not self.args.json:
