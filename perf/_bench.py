@@ -422,9 +422,8 @@ class Bench:
             res = c["results"]
             tf_child = res[TF]["median"]
             sync = dict(res[JAX_SYNC])
-            # same-process ratios from the child, carried over onto this process's scale
-            sync["vs_tf_same_process"] = paired_ratio(sync, res[TF])
-            # against each tf_numba row the child timed: JAX / tf_numba (all cores) then
+            # same-process ratios from the child, carried over onto this process's scale:
+            # against each tf_numba row the child timed, so JAX / tf_numba (all cores)
             # never mixes two processes, which may run in different spells of the host
             sync["vs_same_process"] = {t: paired_ratio(sync, res[t]) for t in (TF, TF_WIDE)
                                        if t in res}
@@ -437,8 +436,8 @@ class Bench:
         r = case.results.get(tool)
         if r is None:
             return None
-        if "vs_tf_same_process" in r:
-            return r["vs_tf_same_process"]
+        if "vs_same_process" in r:
+            return r["vs_same_process"][TF]
         return case.ratio(tool, TF)
 
     def ratio_to_ref(self, case, tool):
@@ -484,10 +483,9 @@ class Bench:
         ratios = []
         sync = case.results.get(JAX_SYNC)
         if sync is not None:
-            same = sync.get("vs_same_process", {}).get(tool)
-            scale = case.ratio(TF, tool)
-            ratios.append(same if same is not None else
-                          None if scale is None else sync["vs_tf_same_process"] * scale)
+            same, scale = sync["vs_same_process"], case.ratio(TF, tool)
+            ratios.append(same[tool] if tool in same else
+                          None if scale is None else same[TF] * scale)
         ratios.append(case.ratio(JAX_ASYNC, tool))
         ratios = [r for r in ratios if r is not None]
         return min(ratios) if ratios else None

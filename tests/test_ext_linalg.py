@@ -229,8 +229,8 @@ def test_qr_and_svd_on_numpys_lapack_match_scipys(dtype):
 
 
 def test_the_scipy_fallback_serves_the_family(monkeypatch):
-    """Where NumPy's library lacks trsm/getrf the family's impls are SciPy's: the same
-    values through the public functions."""
+    """Where NumPy's library lacks trsm/getrf the family's impls are SciPy's, and qr and
+    svd are np.linalg's: the same values through the public functions."""
     from tf_numba.ext import linalg
     calls = []
 

@@ -72,6 +72,10 @@ def _find():
     return found
 
 
+_ROUTINES = _find()
+AVAILABLE = bool(_ROUTINES)
+
+
 def _address(x):
     return x.__array_interface__["data"][0]
 
@@ -132,18 +136,18 @@ def qr(a, *, full):
     k = min(m, n)
     q_columns = m if full else k
     buffers, views = _column_major(a, max(n, q_columns))
-    taus = np.empty(a.shape[:-2] + (max(k, 1),), a.dtype)     # (1: reshape needs a size)
-    flat, flat_taus = _flat(buffers), taus.reshape(math.prod(a.shape[:-2]), taus.shape[-1])
-    lda, count = max(m, 1), flat.shape[0]
+    count, lda = math.prod(a.shape[:-2]), max(m, 1)
+    taus = np.empty((count, k), a.dtype)
+    flat = _flat(buffers)
     if k and count:
-        work = _work("geqrf", kind, a.dtype, m, n, flat[0], lda, flat_taus[0], None, -1)
-        for mat, tau in zip(flat, flat_taus):
+        work = _work("geqrf", kind, a.dtype, m, n, flat[0], lda, taus[0], None, -1)
+        for mat, tau in zip(flat, taus):
             _fortran("geqrf", kind, m, n, mat, lda, tau, work, work.size)
     r = np.triu(views[..., :m if full else k, :n])
     if k and count:
-        work = _work("orgqr", kind, a.dtype, m, q_columns, k, flat[0], lda, flat_taus[0],
-                     None, -1)
-        for mat, tau in zip(flat, flat_taus):
+        work = _work("orgqr", kind, a.dtype, m, q_columns, k, flat[0], lda, taus[0], None,
+                     -1)
+        for mat, tau in zip(flat, taus):
             _fortran("orgqr", kind, m, q_columns, k, mat, lda, tau, work, work.size)
     else:       # no reflectors: Q is the identity's first columns
         views[..., :q_columns] = np.eye(m, q_columns, dtype=a.dtype)
@@ -159,6 +163,7 @@ def svd(a, *, full_matrices, compute_uv):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
+    count = math.prod(batch)
     real = np.empty(0, a.dtype).real.dtype
     u_columns, v_rows = (m, n) if full_matrices else (k, k)
     jobz = "N" if not compute_uv else "A" if full_matrices else "S"
@@ -166,7 +171,7 @@ def svd(a, *, full_matrices, compute_uv):
     # column-major U (m x u_columns) and Vh (v_rows x n): C-ordered transposes
     u = np.empty(batch + ((u_columns, m) if compute_uv else (1, 1)), a.dtype)
     vh = np.empty(batch + ((n, v_rows) if compute_uv else (1, 1)), a.dtype)
-    if k and math.prod(batch):
+    if k and count:
         buffers, _ = _column_major(a, n)
         lda, ldu, ldvt = max(m, 1), max(m, 1), max(v_rows, 1) if compute_uv else 1
         iwork = np.empty(8 * k, np.int64)
@@ -177,8 +182,7 @@ def svd(a, *, full_matrices, compute_uv):
                     max(5 * small * small + 5 * small, 2 * big * small + 2 * small * small
                         + small))
             extra = (np.empty(size, real),)
-        flat, flat_s, flat_u, flat_vh = (_flat(buffers), s.reshape(math.prod(batch), k),
-                                         _flat(u), _flat(vh))
+        flat, flat_s, flat_u, flat_vh = _flat(buffers), s.reshape(count, k), _flat(u), _flat(vh)
         work = _work("gesdd", kind, a.dtype, _CHAR[jobz], m, n, flat[0], lda, flat_s[0],
                      flat_u[0], ldu, flat_vh[0], ldvt, None, -1, *extra, iwork)
         for mat, sv, um, vm in zip(flat, flat_s, flat_u, flat_vh):
@@ -192,14 +196,10 @@ def svd(a, *, full_matrices, compute_uv):
     if not compute_uv:
         return s
     u, vh = np.swapaxes(u, -1, -2), np.swapaxes(vh, -1, -2)
-    if not k or not math.prod(batch):    # nothing factored: the identity's first columns
+    if not k or not count:    # nothing factored: the identity's first columns
         u[...] = np.eye(m, u_columns, dtype=a.dtype)
         vh[...] = np.eye(v_rows, n, dtype=a.dtype)
     return u, s, vh
-
-
-_ROUTINES = _find()
-AVAILABLE = bool(_ROUTINES)
 
 
 def _matrices(x):
