@@ -16,7 +16,7 @@ try:
     from . import ops  # noqa: F401  (registers every primitive)
     from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, make_program,
                       stop_gradient, symbolic, value_and_grad, vjp, vmap)
-    from .core.pytree import register_pytree_node
+    from .tree_util import register_pytree_node
     from .custom_derivatives import custom_jvp, custom_vjp
     from .errors import TfNumbaError
     from .ext.einsum import einsum
@@ -26,6 +26,7 @@ try:
     from . import nn  # noqa: E402,F401
     from . import lax  # noqa: E402
     from .lax import checkpoint  # noqa: E402
+    from . import tree, tree_util  # noqa: E402
 finally:
     if _freeze:
         _gc.freeze()
@@ -34,4 +35,4 @@ finally:
 
 __all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "register_pytree_node",
-           "stop_gradient", "symbolic", "value_and_grad", "vjp", "vmap"]
+           "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
