@@ -1,0 +1,22 @@
+"""``tf_numba.scipy.stats``: SciPy's distributions, differentiable, as ``jax.scipy.stats``.
+
+Each distribution is an object with SciPy's methods and arguments (shape parameters, then
+``loc`` and ``scale``; broadcast together, float32 or float64). Invalid parameters give
+NaN, as SciPy; every method is differentiable to any order in its real arguments (the
+discrete ones not in ``k``) and traces and compiles like any tf_numba function.
+
+>>> import numpy as np, tf_numba as tf
+>>> from tf_numba.scipy.stats import norm
+>>> norm.logpdf(np.array([0.0, 1.0]), loc=0.5, scale=2.0)
+array([-1.64333571, -1.64333571])
+>>> tf.grad(lambda s: norm.logpdf(1.0, 0.0, s))(2.0)     # (x**2 / s**2 - 1) / s
+np.float64(-0.375)
+
+``docs/scipy.md`` lists every distribution and method with its accuracy and derivatives.
+"""
+from .continuous import (cauchy, expon, gennorm, gumbel_l, gumbel_r, laplace, logistic,  # noqa: F401
+                         lognorm, norm, pareto, t, truncnorm, uniform)
+
+DISTRIBUTIONS = ("norm", "expon", "laplace", "logistic", "cauchy", "uniform", "pareto",
+                 "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "gennorm")
+__all__ = list(DISTRIBUTIONS)
