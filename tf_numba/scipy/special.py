@@ -18,16 +18,22 @@ and ``xlog1py`` compile into the kernel; ``erfinv``, ``erfcx``, ``digamma``,
 """
 import math
 
+import numpy as np
+
 import tf_numba.numpy as tnp
 
 from .. import nn
 from ..numpy import _promote as P
 from ..ops import elementwise as ew
 from ..ops import special as sp
+from ..errors import UnsupportedError
 
-__all__ = ["erf", "erfc", "erfcx", "erfinv", "expit", "logit", "xlogy", "xlog1py", "gammaln",
-           "digamma", "psi", "polygamma", "logsumexp", "log_ndtr", "ndtr", "ndtri",
-           "softmax", "log_softmax"]
+__all__ = ["erf", "erfc", "erfcx", "erfinv", "erfcinv", "expit", "logit", "xlogy", "xlog1py",
+           "gammaln", "digamma", "psi", "polygamma", "gamma", "gammasgn", "rgamma", "beta",
+           "betaln", "betainc", "gammainc", "gammaincc", "multigammaln", "poch", "factorial",
+           "expn", "exp1", "expi", "i0", "i0e", "i1", "i1e", "iv", "ive", "jn", "yn", "zeta",
+           "hyp1f1", "spence", "entr", "rel_entr", "kl_div", "logsumexp", "log_ndtr", "ndtr",
+           "ndtri", "softmax", "log_softmax"]
 
 SQRT1_2 = math.sqrt(0.5)
 
@@ -43,6 +49,14 @@ def _unary(prim, name, doc):
 def _binary(prim, name, doc):
     def fn(x, y):
         return P.scalar_result(prim(*nn.floats(name, x, y)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _ternary(prim, name, doc):
+    def fn(a, b, x):
+        return P.scalar_result(prim(*nn.floats(name, a, b, x)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -183,3 +197,288 @@ def log_softmax(x, axis=None):
     array([-0.69314718, -0.69314718])
     """
     return nn.log_softmax(x, axis=axis)
+
+
+# ---------------------------------------------------------------- gamma and beta
+
+gamma = _unary(sp.gamma, "gamma", """The gamma function (SciPy's values: ``inf`` at 0 and
+    the negative integers' right side, NaN at the negative integers); derivative
+    ``gamma(x) * digamma(x)``.
+
+    >>> special.gamma(5.0)
+    np.float64(24.0)
+    """)
+gammasgn = _unary(sp.gammasgn, "gammasgn", """The sign of ``gamma(x)`` (0 at the poles);
+    derivative 0.
+
+    >>> special.gammasgn(-0.5)
+    np.float64(-1.0)
+    """)
+rgamma = _unary(sp.rgamma, "rgamma", """``1 / gamma(x)``, 0 at the poles; derivative
+    ``-rgamma(x) * digamma(x)``, and its limit ``(-1)^n n!`` at ``x = -n``.
+
+    >>> special.rgamma(-2.0)
+    np.float64(-0.0)
+    """)
+beta = _binary(sp.beta, "beta", """``gamma(a) gamma(b) / gamma(a + b)`` (SciPy's values);
+    derivatives ``beta * (digamma(a) - digamma(a + b))`` and the same in ``b``.
+
+    >>> special.beta(2.0, 3.0)
+    np.float64(0.08333333333333333)
+    """)
+betaln = _binary(sp.betaln, "betaln", """``log|beta(a, b)|`` (SciPy's values, accurate for
+    large arguments); derivatives ``digamma(a) - digamma(a + b)`` and the same in ``b``.
+
+    >>> special.betaln(1e10, 1e10)
+    np.float64(-13862943622.413265)
+    """)
+gammainc = _binary(sp.gammainc, "gammainc", """The regularized lower incomplete gamma
+    function ``P(a, x)`` (SciPy's values; NaN for ``a < 0`` or ``x < 0``).
+
+    Derivatives: in ``x`` the density ``x^(a-1) e^-x / gamma(a)``, in closed form; in ``a``
+    the primitive ``gammainc_da`` of order ``n``, the power series of ``P`` (``x < a + 1``)
+    or Legendre's continued fraction of ``Q`` run in truncated Taylor arithmetic (as JAX's
+    ``igamma_grad_a``, to any order: each order's derivative in ``a`` is the next order,
+    and in ``x`` the ``n``-th ``a``-derivative of the density). Measured against mpmath
+    at a in [1e-3, 1e3], x in [1e-5, 1e3]: ``d/da`` within 3e-13 relative (or 1e-300
+    absolute where it underflows), ``d2/da2`` within 1e-11; at a = x = 1e4, 8e-14 and 2e-6
+    (the Taylor terms cancel to ``O(1/sqrt(a))`` of their size).
+
+    >>> special.gammainc(1.0, 1.0)    # 1 - exp(-1)
+    np.float64(0.6321205588285577)
+    """)
+gammaincc = _binary(sp.gammaincc, "gammaincc", """``Q(a, x) = 1 - P(a, x)``, SciPy's values
+    (accurate where ``Q`` is small); derivatives those of ``gammainc`` negated, the
+    ``a``-derivative from the continued fraction of ``Q`` itself where ``x >= a + 1``.
+
+    >>> special.gammaincc(1.0, 50.0)    # exp(-50)
+    np.float64(1.9287498479639178e-22)
+    """)
+betainc = _ternary(sp.betainc, "betainc", """The regularized incomplete beta function
+    ``I_x(a, b)`` (SciPy's values; NaN outside ``a, b >= 0``, ``0 <= x <= 1``).
+
+    Derivatives: in ``x`` the density ``x^(a-1) (1-x)^(b-1) / beta(a, b)`` in closed form;
+    in ``a`` and ``b`` (which ``jax.scipy.special.betainc`` does not provide) the primitive
+    ``betainc_dab`` of orders ``(i, j)``, the continued fraction of ``I_x(a, b)`` (or of
+    ``1 - I_{1-x}(b, a)``) run in truncated Taylor arithmetic in both parameters, so every
+    mixed order is available. Measured against mpmath at a, b in [0.1, 1e3], x in (0, 1):
+    first derivatives within 1e-12 relative, second within 1e-10.
+
+    >>> special.betainc(2.0, 3.0, 0.4)
+    np.float64(0.5248)
+    """)
+
+
+def erfcinv(y):
+    """The inverse of ``erfc`` on ``(0, 2)``, as SciPy: ``-ndtri(y / 2) / sqrt(2)``, which is
+    accurate in both tails (``erfcinv(1e-300)`` is ~26.2 to full precision). float32 is
+    computed in float64 and rounded once: SciPy's bits in both dtypes. Derivative
+    ``-sqrt(pi)/2 * exp(erfcinv(y)**2)``.
+
+    >>> special.erfcinv(0.5)
+    np.float64(0.4769362762044699)
+    """
+    y = nn.floats("erfcinv", y)[0]
+    dt = P.dtype_of(y)
+    wide = P.cast(y, np.float64)
+    return P.scalar_result(P.cast(-sp.ndtri(wide * 0.5) * SQRT1_2, dt))
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension ``d`` (a positive Python
+    int): ``d (d-1)/4 log(pi) + sum_j gammaln(a - j/2)``, ``j < d``. Where ``a <= (d-1)/2``
+    it is NaN (SciPy raises ValueError there instead; a traced ``a`` cannot raise).
+
+    >>> special.multigammaln(3.0, 2)
+    np.float64(1.2880225246980774)
+    """
+    a = nn.floats("multigammaln", a)[0]
+    if not isinstance(d, int) or d < 1:
+        raise ValueError(f"multigammaln: d must be a positive int, got {d!r}")
+    total = a * 0 + d * (d - 1) / 4 * math.log(math.pi)
+    for j in range(d):
+        total = total + sp.lgamma(a - j / 2)
+    return P.scalar_result(tnp.where(a > (d - 1) / 2, total, np.nan))
+
+
+poch = _binary(sp.poch, "poch", """The rising factorial ``gamma(z + m) / gamma(z)`` (SciPy's
+    values); derivatives ``poch * (digamma(z + m) - digamma(z))`` and
+    ``poch * digamma(z + m)``.
+
+    >>> special.poch(3.0, 2.0)
+    np.float64(12.0)
+    """)
+
+
+def factorial(n, exact=False):
+    """``gamma(n + 1)``, 0 for ``n < 0`` (SciPy's ``extend="zero"``), NaN at NaN; a float
+    result, differentiable in ``n`` (``gamma(n + 1) digamma(n + 1)``). ``exact=True``
+    (SciPy's integer arithmetic) is not differentiable and is refused.
+
+    >>> special.factorial(5)
+    np.float64(120.0)
+    """
+    if exact:
+        raise UnsupportedError("exact=True computes Python integers, which tf_numba cannot "
+                               "trace or differentiate; call scipy.special.factorial",
+                               op="factorial")
+    n = nn.floats("factorial", n)[0]
+    neg = n < 0
+    return P.scalar_result(tnp.where(neg, 0.0, sp.gamma(tnp.where(neg, 0.0, n) + 1)))
+
+
+# ---------------------------------------------------------------- exponential integrals
+
+expn = _binary(sp.expn, "expn", """The generalized exponential integral ``E_n(x)``
+    (``n`` integer-valued, as SciPy, which truncates others with a warning); derivative in
+    ``x``: ``-E_(n-1)(x)``. Differentiating in the order ``n`` raises ``MissingRuleError``.
+
+    >>> special.expn(1, 1.0)
+    np.float64(0.21938393439552029)
+    """)
+exp1 = _unary(sp.exp1, "exp1", """``E_1(x) = int_x^inf e^-t / t dt``; derivative
+    ``-exp(-x) / x``.
+
+    >>> special.exp1(1.0)
+    np.float64(0.21938393439552029)
+    """)
+expi = _unary(sp.expi, "expi", """The exponential integral ``Ei(x)``; derivative
+    ``exp(x) / x``.
+
+    >>> special.expi(1.0)
+    np.float64(1.8951178163559368)
+    """)
+
+# ---------------------------------------------------------------- Bessel functions
+
+i0 = _unary(sp.i0, "i0", """The modified Bessel function ``I_0``; derivative ``i1``.
+
+    >>> special.i0(1.0)
+    np.float64(1.2660658777520082)
+    """)
+i0e = _unary(sp.i0e, "i0e", """``exp(-|x|) i0(x)``; derivative ``i1e(x) - sign(x) i0e(x)``.
+
+    >>> special.i0e(1000.0)
+    np.float64(0.012617240455891257)
+    """)
+i1 = _unary(sp.i1, "i1", """The modified Bessel function ``I_1``; derivative
+    ``i0(x) - i1(x)/x`` (1/2 at 0).
+
+    >>> special.i1(1.0)
+    np.float64(0.5651591039924851)
+    """)
+i1e = _unary(sp.i1e, "i1e", """``exp(-|x|) i1(x)``; derivative
+    ``i0e(x) - i1e(x)/x - sign(x) i1e(x)`` (1/2 at 0).
+
+    >>> special.i1e(1.0)
+    np.float64(0.2079104153497085)
+    """)
+iv = _binary(sp.iv, "iv", """The modified Bessel function ``I_v(x)`` of real order ``v``;
+    derivative in ``x``: ``(I_(v-1) + I_(v+1)) / 2``. The derivative in ``v`` is not
+    provided (``MissingRuleError``).
+
+    >>> special.iv(0.5, 1.0)
+    np.float64(0.9376748882454876)
+    """)
+ive = _binary(sp.ive, "ive", """``exp(-|x|) iv(v, x)``; derivative in ``x``:
+    ``(ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)``; none in ``v``.
+
+    >>> special.ive(0.5, 1.0)
+    np.float64(0.34495412260713515)
+    """)
+jn = _binary(sp.jv, "jn", """The Bessel function ``J_n(x)`` (SciPy's ``jn``, which is
+    ``jv``: ``n`` may be real); derivative in ``x``: ``(J_(n-1) - J_(n+1)) / 2``; none in
+    ``n`` (``MissingRuleError``).
+
+    >>> special.jn(1, 2.0)
+    np.float64(0.5767248077568734)
+    """)
+yn = _binary(sp.yn, "yn", """The Bessel function of the second kind ``Y_n(x)`` of integer
+    order (SciPy truncates others, with a warning); derivative in ``x``:
+    ``(Y_(n-1) - Y_(n+1)) / 2``; none in ``n``.
+
+    >>> special.yn(1, 2.0)
+    np.float64(-0.10703243154093756)
+    """)
+
+# ---------------------------------------------------------------- more
+
+def zeta(x, q=None):
+    """The Riemann zeta function (``q=None``: SciPy's, analytically continued to
+    ``x < 1``) or the Hurwitz zeta ``sum_k (k + q)^-x`` (``x > 1``; NaN otherwise, as
+    SciPy). Derivative in ``q``: ``-x zeta(x + 1, q)``; none in ``x``
+    (``MissingRuleError``).
+
+    >>> special.zeta(2.0)    # pi**2 / 6
+    np.float64(1.6449340668482264)
+    """
+    if q is None:
+        return P.scalar_result(sp.riemann_zeta(nn.floats("zeta", x)[0]))
+    return P.scalar_result(sp.zeta(*nn.floats("zeta", x, q)))
+
+
+hyp1f1 = _ternary(sp.hyp1f1, "hyp1f1", """Kummer's confluent hypergeometric function
+    ``M(a, b, x)`` (SciPy's values); derivative in ``x``: ``a/b M(a+1, b+1, x)``; none in
+    ``a`` or ``b`` (``MissingRuleError``).
+
+    >>> special.hyp1f1(1.0, 2.0, 1.0)    # (e - 1)
+    np.float64(1.718281828459045)
+    """)
+spence = _unary(sp.spence, "spence", """Spence's function (SciPy's: the dilogarithm
+    ``int_1^x log(t) / (1 - t) dt``, NaN for ``x < 0``); derivative ``log(x) / (1 - x)``
+    (-1 at ``x = 1``).
+
+    >>> special.spence(1.0)
+    np.float64(0.0)
+    """)
+
+
+def entr(x):
+    """``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` for ``x < 0`` (SciPy's ``entr``);
+    derivative ``-(log(x) + 1)``. A composite: within 1 ulp of SciPy.
+
+    >>> special.entr(0.5)
+    np.float64(0.34657359027997264)
+    """
+    x = nn.floats("entr", x)[0]
+    pos = x > 0
+    xs = tnp.where(pos, x, 1.0)
+    return P.scalar_result(tnp.where(pos, -xs * tnp.log(xs),
+                                     tnp.where(x == 0, 0.0, tnp.where(x < 0, -np.inf, x))))
+
+
+def _entropy_terms(name, x, y):
+    """``(x, y, x log(x/y) where x, y > 0, mask x == 0 and y >= 0, mask of x, y > 0)``."""
+    x, y = nn.floats(name, x, y)
+    both = tnp.logical_and(x > 0, y > 0)
+    xs, ys = tnp.where(both, x, 1.0), tnp.where(both, y, 1.0)
+    zero = tnp.logical_and(x == 0, y >= 0)
+    return x, y, xs * tnp.log(xs / ys), zero, both
+
+
+def _nan_or_inf(x, y):
+    return tnp.where(tnp.logical_or(tnp.isnan(x), tnp.isnan(y)), np.nan, np.inf)
+
+
+def rel_entr(x, y):
+    """``x log(x / y)`` for ``x, y > 0``, 0 where ``x == 0 <= y``, ``inf`` elsewhere (SciPy's
+    ``rel_entr``); derivatives ``log(x/y) + 1`` and ``-x/y``. A composite: within 1 ulp of
+    SciPy.
+
+    >>> special.rel_entr(1.0, 2.0)
+    np.float64(-0.6931471805599453)
+    """
+    x, y, core, zero, both = _entropy_terms("rel_entr", x, y)
+    return P.scalar_result(tnp.where(both, core, tnp.where(zero, 0.0, _nan_or_inf(x, y))))
+
+
+def kl_div(x, y):
+    """``x log(x / y) - x + y`` for ``x, y > 0``, ``y`` where ``x == 0 <= y``, ``inf``
+    elsewhere (SciPy's ``kl_div``). A composite: within 2 ulps of SciPy.
+
+    >>> special.kl_div(1.0, 2.0)
+    np.float64(0.3068528194400547)
+    """
+    x, y, core, zero, both = _entropy_terms("kl_div", x, y)
+    return P.scalar_result(tnp.where(both, core - x + y,
+                                     tnp.where(zero, y, _nan_or_inf(x, y))))
