@@ -16,7 +16,12 @@ np.float64(-0.375)
 """
 from .continuous import (cauchy, expon, gennorm, gumbel_l, gumbel_r, laplace, logistic,  # noqa: F401
                          lognorm, norm, pareto, t, truncnorm, uniform)
+from .discrete import bernoulli, betabinom, binom, geom, nbinom, poisson  # noqa: F401
+from .multivariate import dirichlet, multinomial, multivariate_normal  # noqa: F401
+from .descriptive import entropy, rankdata  # noqa: F401
+from .kde import gaussian_kde  # noqa: F401
 
 DISTRIBUTIONS = ("norm", "expon", "laplace", "logistic", "cauchy", "uniform", "pareto",
-                 "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "gennorm")
-__all__ = list(DISTRIBUTIONS)
+                 "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "gennorm", "bernoulli", "poisson", "geom", "binom", "nbinom",
+                 "betabinom", "multivariate_normal", "dirichlet", "multinomial")
+__all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]

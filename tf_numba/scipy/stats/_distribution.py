@@ -76,6 +76,7 @@ class Distribution:
     methods = ()
     point = "x"
     takes_scale = True
+    isf_from_ppf = True     # a step function's isf is not ppf(1 - q) at its jumps
 
     def __init__(self):
         for method in self.methods:
@@ -104,7 +105,7 @@ class Distribution:
             return "formula"
         if method in FALLBACK and self.provided(FALLBACK[method][0]):
             return "derived"
-        if method == "isf" and self.has_formula("ppf"):
+        if method == "isf" and self.isf_from_ppf and self.has_formula("ppf"):
             return "derived"
         return None
 
@@ -226,6 +227,7 @@ class Discrete(Distribution):
     methods = DISCRETE_METHODS
     point = "k"
     takes_scale = False
+    isf_from_ppf = False
 
     def _probability(self, method, k, shapes, loc, scale):
         k = k - loc
