@@ -1,3 +1,4 @@
 """``tf_numba.scipy``: SciPy-compatible functions on tf_numba primitives (``special``)."""
 from . import special  # noqa: F401
 from . import linalg  # noqa: F401
+from . import integrate  # noqa: F401
