@@ -203,6 +203,11 @@ class Program:
 
     __repr__ = __str__
 
+    def __reduce__(self):
+        # compact and process-independent: vars by index, primitives by name
+        from .serialize import program_from_state, program_state
+        return program_from_state, (program_state(self),)
+
 
 # ---------------------------------------------------------------- printing
 
