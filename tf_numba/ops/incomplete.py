@@ -163,7 +163,8 @@ def _beta_fraction(a, b, x):
         d = _recip(one + _mul(aa, d))
         c = one + _mul(aa, _recip(c))
         h = _mul(h, _mul(d, c))
-        aa = -_mul(_mul(_shift(a, m), _shift(qab, m)), _recip(_mul(_shift(a, m2), _shift(qap, m2)))) * x
+        aa = -_mul(_mul(_shift(a, m), _shift(qab, m)),
+                   _recip(_mul(_shift(a, m2), _shift(qap, m2)))) * x
         d = _recip(one + _mul(aa, d))
         c = one + _mul(aa, _recip(c))
         delta = _mul(d, c)

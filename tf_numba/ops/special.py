@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..core.linear import defjvp, defzero
+from ..core.linear import aval_of, defjvp, defzero
 from ..core.primitive import Primitive
 from ..errors import MissingRuleError
 from . import elementwise as ew
@@ -209,12 +209,19 @@ def _gamma_density(a, x, order):
     return ew.select(pos, dens, ew.select(ew.eq(x, 0), _pdf_at_zero(a, order), dens))
 
 
+def _full_like(x, value):
+    """``value`` in the shape and dtype of ``x``, with no derivative path to ``x`` (so a
+    branch of NaN or inf never meets a zero cotangent: 0 * inf is NaN)."""
+    return ew.select(ew.eq(x, x), np.asarray(value, aval_of(x).dtype),
+                     np.asarray(value, aval_of(x).dtype))
+
+
 def _pdf_at_zero(a, order):
     """x^(a-1)/Gamma(a) at x = 0: inf for a < 1, 1/Gamma(1) = 1 for a = 1, else 0; its
     a-derivatives are 0 for a > 1 and left infinite or NaN below."""
-    below = ew.select(ew.lt(a, 1.0), ew.mul(a, np.inf), ew.mul(a, np.nan))
-    at_one = ew.select(ew.eq(a, 1.0), 1.0 if order == 0 else np.nan, below)
-    return ew.select(ew.gt(a, 1.0), ew.mul(a, 0.0), at_one)
+    below = ew.select(ew.lt(a, 1.0), _full_like(a, np.inf), _full_like(a, np.nan))
+    at_one = ew.select(ew.eq(a, 1.0), _full_like(a, 1.0 if order == 0 else np.nan), below)
+    return ew.select(ew.gt(a, 1.0), _full_like(a, 0.0), at_one)
 
 
 def _beta_density(a, b, x, i, j):
@@ -243,13 +250,15 @@ def _beta_density(a, b, x, i, j):
 
 
 def _beta_density_at_ends(a, b, x, order):
+    """The density's limit at ``x = 0`` (power ``a``) or ``x = 1`` (power ``b``): 0 above
+    power 1, inf below, ``1 / B(a, b)`` at 1 (its parameter derivatives left NaN)."""
     power = ew.select(ew.le(x, 0), a, b)
     edge = ew.or_(ew.eq(x, 0), ew.eq(x, 1))
-    limit = ew.select(ew.gt(power, 1.0), ew.mul(power, 0.0),
-                      ew.select(ew.lt(power, 1.0), ew.mul(power, np.inf),
-                                ew.mul(ew.exp(ew.neg(betaln(a, b))),   # noqa: F821
-                                       1.0 if order == 0 else np.nan)))
-    return ew.select(edge, limit, ew.mul(x, np.nan))
+    at_one = (ew.exp(ew.neg(betaln(a, b))) if order == 0                 # noqa: F821
+              else _full_like(x, np.nan))
+    limit = ew.select(ew.gt(power, 1.0), _full_like(x, 0.0),
+                      ew.select(ew.lt(power, 1.0), _full_like(x, np.inf), at_one))
+    return ew.select(edge, limit, _full_like(x, np.nan))
 
 
 def _pole(x):
@@ -262,7 +271,8 @@ def _rgamma_partial(g, ans, x):
     pole = _pole(x)
     xs = ew.select(pole, 0.5, x)
     regular = ew.neg(ew.mul(rgamma(xs), digamma(xs)))                     # noqa: F821
-    at_pole = ew.mul(ew.cos(ew.mul(x, math.pi)), gamma(ew.sub(1.0, ew.select(pole, x, 0.5))))  # noqa
+    at_pole = ew.mul(ew.cos(ew.mul(x, math.pi)),
+                     gamma(ew.sub(1.0, ew.select(pole, x, 0.5))))                # noqa: F821
     return ew.mul(g, ew.select(pole, at_pole, regular))
 
 
