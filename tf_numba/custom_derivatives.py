@@ -493,3 +493,36 @@ def _custom_vjp_linear_batch(args, dims, *, call, rule, num_res, res_tree, in_tr
 register("batch", custom_jvp_call_p, _batch_call(custom_jvp_call_p))
 register("batch", custom_vjp_call_p, _batch_call(custom_vjp_call_p))
 register("batch", custom_vjp_linear_p, _custom_vjp_linear_batch)
+
+
+# ---------------------------------------------------------------- closure conversion
+
+def closure_convert(fn, *args):
+    """``(converted, consts)`` with ``converted(*args, *consts) == fn(*args)``: the traced
+    values ``fn`` closes over (an outer ``grad``'s variables, say) made explicit, as
+    ``jax.closure_convert``. A ``custom_vjp`` function needs that to give them cotangents,
+    since it may not close over a value being differentiated. ``fn`` is traced once, on
+    the shapes and dtypes of ``args``; NumPy constants stay inside ``converted``.
+
+    >>> converted, consts = closure_convert(lambda y: y * k, 1.0)   # k traced outside
+    """
+    from .core.linear import aval_of
+    from .ops import control
+    leaves, in_tree = pytree.flatten(args)
+    trees = {}
+
+    def flat(*xs):
+        out_leaves, trees["out"] = pytree.flatten(fn(*pytree.unflatten(in_tree, xs)))
+        return out_leaves
+    program, lead = control.trace_program(flat, [aval_of(x) for x in leaves])
+    outer = [k for k, v in enumerate(lead) if type(v) is Tracer]
+    lead = list(lead)
+
+    def converted(*xs):
+        values = list(lead)
+        for k, v in zip(outer, xs[len(xs) - len(outer):]):
+            values[k] = v
+        explicit = pytree.flatten(xs[:len(xs) - len(outer)])[0]
+        return pytree.unflatten(trees["out"], eval_program(program, values + explicit))
+    converted.program = program
+    return converted, [lead[k] for k in outer]

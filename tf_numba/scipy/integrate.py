@@ -17,13 +17,12 @@ import numpy as np
 from .. import lax
 from ..api import stop_gradient, vjp
 from ..core import dtypes, pytree
-from ..core.interpreter import eval_program
 from ..core.linear import aval_of
-from ..core.trace import Tracer, user_source
-from ..custom_derivatives import custom_vjp
+from ..core.trace import user_source
+from ..custom_derivatives import closure_convert, custom_vjp
 from ..errors import DTypeError, ShapeError
 from ..numpy import _promote as P
-from ..ops import control, layout
+from ..ops import layout
 import tf_numba.numpy as tnp
 
 __all__ = ["trapezoid", "cumulative_trapezoid", "simpson", "odeint"]
@@ -292,23 +291,6 @@ def _ravel(tree):
     return flat, unravel
 
 
-def _closure_convert(flat_f, y, t, arg_leaves):
-    """``flat_f`` as a program, and the outer tracers it closes over: those become
-    arguments of the custom_vjp call, so their cotangents come from the adjoint."""
-    program, lead = control.trace_program(
-        lambda *xs: [flat_f(*xs)], [aval_of(y), aval_of(t)] + [aval_of(a) for a in arg_leaves])
-    outer = [k for k, v in enumerate(lead) if type(v) is Tracer]
-    lead = list(lead)
-
-    def converted(y, t, *rest):
-        n = len(rest) - len(outer)
-        values = list(lead)
-        for k, v in zip(outer, rest[n:]):
-            values[k] = v
-        return eval_program(program, values + [y, t] + list(rest[:n]))[0]
-    return converted, [lead[k] for k in outer], program
-
-
 def _inexact(x):
     return dtypes.is_inexact(aval_of(x).dtype)
 
@@ -416,7 +398,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
                              op="odeint", source=user_source())
         return P.cast(out, ydt)
 
-    f, captured, program = _closure_convert(flat_f, y_flat, ts[0], arg_leaves)
+    f, captured = closure_convert(flat_f, y_flat, ts[0], *arg_leaves)
     rtol = _SCIPY_TOL if rtol is None else rtol
     atol = _SCIPY_TOL if atol is None else atol
     for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -429,7 +411,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
                       else np.iinfo(np.int64).max)
     hmax = np.asarray(np.inf if hmax in (0, None) else hmax, aval_of(ts).dtype)
     fingerprint = (f"odeint(rtol={rtol.tolist()},atol={atol.tolist()},mxstep={int(mxstep)},"
-                   f"hmax={float(hmax)},func=P{program.fingerprint()})")
+                   f"hmax={float(hmax)},func=P{f.program.fingerprint()})")
     solve = _make_odeint(f, len(arg_leaves) + len(captured), rtol, atol, mxstep, hmax,
                          fingerprint)
     ys = solve(y_flat, ts, *arg_leaves, *captured)
