@@ -165,23 +165,23 @@ def _normalize_argnums(argnums, num_args, what="argnums"):
     return nums
 
 
-def _leaf_ranges(args):
-    """For each positional argument, the range of its leaves in the flattened args."""
-    ranges, start = [], 0
+def _flat_args(args):
+    """Per positional argument: (its leaves, its tree, the range of its leaves in the
+    flattened arguments)."""
+    out, start = [], 0
     for a in args:
-        n = len(pytree.flatten(a)[0])
-        ranges.append(range(start, start + n))
-        start += n
-    return ranges
+        leaves, tree = pytree.flatten(a)
+        out.append((leaves, tree, range(start, start + len(leaves))))
+        start += len(leaves)
+    return out
 
 
-def _check_differentiable(args, argnums, fname):
+def _check_differentiable(flat_args, argnums, fname):
     """Leaf indices to differentiate; DTypeError naming the argument if one is not float."""
-    ranges = _leaf_ranges(args)
     wrt = []
     for a in argnums:
-        leaves, _ = pytree.flatten(args[a])
-        for i, leaf in zip(ranges[a], leaves):
+        leaves, _, indices = flat_args[a]
+        for i, leaf in zip(indices, leaves):
             aval = _aval(_as_array(leaf))
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(
@@ -191,7 +191,7 @@ def _check_differentiable(args, argnums, fname):
                     op=fname, source=user_source())
             if i not in wrt:
                 wrt.append(i)
-    return wrt, ranges
+    return wrt
 
 
 def _split_aux(out, has_aux, fname):
@@ -222,13 +222,18 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     aux_tree = []
 
     def scalar_fn(*a, **k):
+        if not has_aux:
+            out = fn(*a, **k)
+            _check_scalar_output(out)
+            return [out]
         out, aux = _split_aux(fn(*a, **k), has_aux, "grad")
         _check_scalar_output(out)
         aux_leaves, aux_def = pytree.flatten(aux)
         aux_tree.append(aux_def)
         return [out] + aux_leaves
 
-    wrt, ranges = _check_differentiable(args, nums, "grad")
+    flat_args = _flat_args(args)
+    wrt = _check_differentiable(flat_args, nums, "grad")
     traced = TracedFunction(scalar_fn, args, kwargs, known=wrt)
     mask = traced.mask(range(len(traced.inputs)))
     program = TRANSFORMS.get_or_build(
@@ -237,19 +242,19 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     flat = traced.call(program)
     n_out = len(traced.program.outvars) if keep_value else 0
     by_leaf = dict(zip(sorted(wrt), flat[n_out:]))
-    grads = _unflatten_grads(args, argnums, nums, ranges, by_leaf)
+    grads = _unflatten_grads(flat_args, argnums, nums, by_leaf)
     if not keep_value:
         return None, None, grads
     aux = pytree.unflatten(aux_tree[0], flat[1:n_out]) if has_aux else None
     return flat[0], aux, grads
 
 
-def _unflatten_grads(args, argnums, nums, ranges, by_leaf):
+def _unflatten_grads(flat_args, argnums, nums, by_leaf):
     """Gradients in the structure of the differentiated arguments (a tuple for a tuple)."""
     per_arg = []
     for a in nums:
-        _, tree = pytree.flatten(args[a])
-        per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in ranges[a]]))
+        _, tree, indices = flat_args[a]
+        per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in indices]))
     return per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
 
 

@@ -57,6 +57,8 @@ class ShapedArray:
 
 def aval_of_value(x):
     """The ShapedArray of a concrete value (NumPy array, NumPy scalar or Python scalar)."""
+    if type(x) is np.ndarray:   # the common case, first: ShapedArray interns (shape, dtype)
+        return ShapedArray(x.shape, dtypes.canonical(x.dtype, what="input dtype"))
     if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
         return ShapedArray((), dtypes.of_scalar(x))
     dt = getattr(x, "dtype", None)

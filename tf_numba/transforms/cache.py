@@ -23,15 +23,21 @@ from ..core.shapes import Sym
 
 MAX_ENTRIES = 512
 
-_ATOMS = (int, str, bool, type(None), np.dtype, ShapedArray, Sym, bytes)
+_ATOMS = (int, str, type(None), np.dtype, ShapedArray, Sym, bytes)
 
 
 def _param_key(value, held):
     kind = type(value)
     if kind in _ATOMS or isinstance(value, np.dtype):
         return value
-    if kind is tuple or kind is list:
+    if kind is tuple:
+        if _is_plain(value):        # dimension numbers, shapes, axes: their own key
+            return value
         return tuple([_param_key(x, held) for x in value])
+    if kind is list:
+        return tuple([_param_key(x, held) for x in value])
+    if kind is bool:
+        return (bool, value)                # True == 1 as a dict key
     if kind is float or isinstance(value, np.generic):
         return (type(value), np.asarray(value).tobytes())   # NaN keys equal to NaN
     if kind is Program:
@@ -47,6 +53,19 @@ def _param_key(value, held):
         held.append(value)
         return ("object", id(value))
     return value        # functions and other hashable objects: by their own equality
+
+
+def _is_plain(items):
+    """A tuple of ints, strings, None and such tuples (2, 2.0 and True are equal keys in
+    a dict, so floats and bools are not plain)."""
+    for x in items:
+        kind = type(x)
+        if kind is int or kind is str or x is None:
+            continue
+        if kind is tuple and _is_plain(x):
+            continue
+        return False
+    return True
 
 
 def structure_key(program, held):
