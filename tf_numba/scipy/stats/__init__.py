@@ -14,14 +14,18 @@ np.float64(-0.375)
 
 ``docs/scipy.md`` lists every distribution and method with its accuracy and derivatives.
 """
-from .continuous import (cauchy, expon, gennorm, gumbel_l, gumbel_r, laplace, logistic,  # noqa: F401
-                         lognorm, norm, pareto, t, truncnorm, uniform)
+from .continuous import (beta, cauchy, chi2, expon, gamma, gennorm, gumbel_l,  # noqa: F401
+                         gumbel_r, laplace, logistic, lognorm, norm, pareto, t, truncnorm,
+                         uniform, vonmises)
 from .discrete import bernoulli, betabinom, binom, geom, nbinom, poisson  # noqa: F401
 from .multivariate import dirichlet, multinomial, multivariate_normal  # noqa: F401
 from .descriptive import entropy, rankdata  # noqa: F401
 from .kde import gaussian_kde  # noqa: F401
 
-DISTRIBUTIONS = ("norm", "expon", "laplace", "logistic", "cauchy", "uniform", "pareto",
-                 "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "gennorm", "bernoulli", "poisson", "geom", "binom", "nbinom",
-                 "betabinom", "multivariate_normal", "dirichlet", "multinomial")
+CONTINUOUS = ("norm", "expon", "laplace", "logistic", "cauchy", "uniform", "pareto",
+              "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "chi2", "gamma", "beta",
+              "gennorm", "vonmises")
+DISCRETE = ("bernoulli", "poisson", "geom", "binom", "nbinom", "betabinom")
+MULTIVARIATE = ("multivariate_normal", "dirichlet", "multinomial")
+DISTRIBUTIONS = CONTINUOUS + DISCRETE + MULTIVARIATE
 __all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]

@@ -28,6 +28,7 @@ import tf_numba.numpy as tnp
 from ... import nn
 from ...errors import UnsupportedError
 from ...numpy import _promote as P
+from ...ops import elementwise as ew
 
 NAN = float("nan")
 INF = float("inf")
@@ -45,8 +46,26 @@ OUTSIDE = {
     "logpdf": (-INF, -INF), "logpmf": (-INF, -INF), "cdf": (0.0, 1.0), "logcdf": (-INF, 0.0),
     "sf": (1.0, 0.0), "logsf": (0.0, -INF),
 }
+# with formulas for both tails, log(cdf) near 1 is log1p(-sf) (and log(sf) log1p(-cdf))
+LOG_OF_EITHER = {"logcdf": ("cdf", "sf"), "logsf": ("sf", "cdf")}
 DERIVED_NOTE = {"pdf": "exp(logpdf)", "pmf": "exp(logpmf)", "logcdf": "log(cdf)",
                 "sf": "1 - cdf", "logsf": "log(sf)", "isf": "ppf(1 - q)"}
+BOTH_TAILS_NOTE = {"logcdf": "log(cdf), or log1p(-sf) where cdf > 1/2",
+                   "logsf": "log(sf), or log1p(-cdf) where sf > 1/2"}
+
+
+def _log_of_either(p, other):
+    """``log(p)`` where ``p < 1/2``, else ``log1p(-other)`` (``other = 1 - p``, accurate
+    where ``p`` rounds to 1); each branch fed only its own side's values."""
+    low = p < 0.5
+    return tnp.where(low, tnp.log(tnp.where(low, p, 0.5)),
+                     tnp.log1p(-tnp.where(low, 0.5, other)))
+
+
+def _typed(dt, *values):
+    """Python constants as 0-d arrays of ``dt``: a ``where`` between two Python floats
+    would otherwise be float64 whatever the operands' dtype."""
+    return [np.asarray(v, dt) if P.is_weak(v) else v for v in values]
 
 
 def _all(conds):
@@ -96,6 +115,15 @@ class Distribution:
                                             default=1))
         return inspect.Signature(params)
 
+    def _both_tails(self):
+        return self.has_formula("cdf") and self.has_formula("sf")
+
+    def derived_note(self, method):
+        """How a derived method is computed, for its docstring and ``docs/scipy.md``."""
+        if method in BOTH_TAILS_NOTE and self._both_tails():
+            return BOTH_TAILS_NOTE[method]
+        return DERIVED_NOTE[method]
+
     def has_formula(self, method):
         return callable(getattr(type(self), "_" + method, None))
 
@@ -132,7 +160,7 @@ class Distribution:
 
     def _method_doc(self, method, sig):
         how = self.provided(method)
-        how = "" if how == "formula" else f" Computed as ``{DERIVED_NOTE[method]}``." \
+        how = "" if how == "formula" else f" Computed as ``{self.derived_note(method)}``." \
             if how == "derived" else " Not provided: raises ``UnsupportedError``."
         return f"``{self.name}.{method}{sig}``, as ``scipy.stats.{self.name}.{method}``.{how}"
 
@@ -145,6 +173,10 @@ class Distribution:
         if how == "derived":
             if method == "isf":
                 return self._method("ppf", qualname, [1 - P.asarray(values[0])] + values[1:])
+            if method in LOG_OF_EITHER and self._both_tails():
+                mine, other = LOG_OF_EITHER[method]
+                return _log_of_either(self._method(mine, qualname, values),
+                                      self._method(other, qualname, values))
             base, finish = FALLBACK[method]
             return finish(self._method(base, qualname, values))
         point, *rest = nn.floats(qualname, *values)
@@ -200,7 +232,7 @@ class Continuous(Distribution):
         else:
             lo, hi = self._support(*shapes)
             inside = tnp.logical_and(z >= lo, z <= hi)
-            below, above = OUTSIDE[method]
+            below, above = _typed(P.dtype_of(z), *OUTSIDE[method])
             zs = tnp.where(inside, z, self._interior(*shapes))
             out = tnp.where(inside, formula(zs, *shapes),
                             tnp.where(tnp.isnan(z), NAN, tnp.where(z < lo, below, above)))
@@ -208,7 +240,7 @@ class Continuous(Distribution):
 
     def _quantile(self, method, q, shapes, loc, scale):
         inside = tnp.logical_and(q > 0, q < 1)
-        lo, hi = self._support(*shapes)
+        lo, hi = _typed(P.dtype_of(q), *self._support(*shapes))
         if method == "isf":
             lo, hi = hi, lo
         z = self.__getattribute__("_" + method)(tnp.where(inside, q, 0.5), *shapes)
@@ -230,7 +262,8 @@ class Discrete(Distribution):
     isf_from_ppf = False
 
     def _probability(self, method, k, shapes, loc, scale):
-        k = k - loc
+        # a pmf lives on the integers: no derivative in k (the formulas are smooth in it)
+        k = ew.stop_gradient(k - loc)
         formula = getattr(self, "_" + method)
         lo, hi = self._support(*shapes)
         if method == "logpmf":
@@ -238,7 +271,7 @@ class Discrete(Distribution):
         else:
             k = tnp.floor(k)
             inside = tnp.logical_and(k >= lo, k <= hi)
-        below, above = OUTSIDE[method]
+        below, above = _typed(P.dtype_of(k), *OUTSIDE[method])
         ks = tnp.where(inside, k, self._interior(*shapes))
         return tnp.where(inside, formula(ks, *shapes),
                          tnp.where(tnp.isnan(k), NAN, tnp.where(k < lo, below, above)))
@@ -249,7 +282,7 @@ class Discrete(Distribution):
 
     def _quantile(self, method, q, shapes, loc, scale):
         inside = tnp.logical_and(q > 0, q < 1)
-        lo, hi = self._support(*shapes)
+        lo, hi = _typed(P.dtype_of(q), *self._support(*shapes))
         first, last = (lo - 1, hi) if method == "ppf" else (hi, lo - 1)
         k = getattr(self, "_" + method)(tnp.where(inside, q, 0.5), *shapes)
         k = tnp.where(inside, k, tnp.where(q == 0, first, tnp.where(q == 1, last, NAN)))

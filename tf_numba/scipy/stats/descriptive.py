@@ -23,22 +23,6 @@ from .. import special as sc
 RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
 
 
-def _entr(x):
-    """``-x log x``, 0 at 0 and ``-inf`` below (``scipy.special.entr``)."""
-    return tnp.where(x < 0, -np.inf, -sc.xlogy(x, x))
-
-
-def _rel_entr(x, y):
-    """``x log(x / y)``: 0 where ``x == 0 <= y``, ``inf`` where either is negative or only
-    ``y`` is 0 (``scipy.special.rel_entr``)."""
-    both = tnp.logical_and(x > 0, y > 0)
-    xs, ys = tnp.where(both, x, 1.0), tnp.where(both, y, 1.0)
-    zero = tnp.logical_and(x == 0, y >= 0)
-    nan = tnp.logical_or(tnp.isnan(x), tnp.isnan(y))
-    return tnp.where(both, xs * tnp.log(xs / ys),
-                     tnp.where(nan, np.nan, tnp.where(zero, 0.0, np.inf)))
-
-
 @P.locate_errors
 def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=False):
     """The Shannon entropy of ``pk`` (``-sum(pk log pk)``), or with ``qk`` the relative
@@ -56,7 +40,7 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
     ops = [tnp.broadcast_to(v, P.broadcast_shapes_of("entropy", *ops)) for v in ops]
     with np.errstate(all="ignore"):
         ps = [v / tnp.sum(v, axis=axis, keepdims=True) for v in ops]
-        terms = _entr(ps[0]) if qk is None else _rel_entr(ps[0], ps[1])
+        terms = sc.entr(ps[0]) if qk is None else sc.rel_entr(ps[0], ps[1])
         out = tnp.sum(terms, axis=axis, keepdims=keepdims)
         if base is not None:
             out = out / math.log(base)

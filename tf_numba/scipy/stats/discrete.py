@@ -17,12 +17,10 @@ def _is_count(n):
     return tnp.logical_and(n >= 0, tnp.floor(n) == n)
 
 
-def _betaln(a, b):
-    return sc.gammaln(a) + sc.gammaln(b) - sc.gammaln(a + b)
-
-
 def _log_binom_coefficient(n, k):
-    return sc.gammaln(n + 1) - sc.gammaln(k + 1) - sc.gammaln(n - k + 1)
+    """``log(n choose k) = -log(n + 1) - betaln(n - k + 1, k + 1)``: ``betaln`` keeps its
+    digits at large ``n``, where a difference of ``gammaln``s cancels."""
+    return -tnp.log1p(n) - sc.betaln(n - k + 1, k + 1)
 
 
 class bernoulli_gen(Discrete):
@@ -30,7 +28,8 @@ class bernoulli_gen(Discrete):
     name = "bernoulli"
     shapes = (("p", 0.5),)
     support = (0.0, 1.0)
-    accuracy = {"logpmf": 1e-15, "cdf": 1e-15, "sf": 1e-15, "ppf": 0.0, "isf": 0.0}
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15, "ppf": 0.0, "isf": 0.0}
 
     def _argcheck(self, p):
         return tnp.logical_and(p >= 0, p <= 1)
@@ -56,7 +55,9 @@ class poisson_gen(Discrete):
     name = "poisson"
     shapes = (("mu", 1.0),)
     support = (0.0, INF)
-    accuracy = {"logpmf": 1e-14}
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15}
+    notes = "``ppf``/``isf`` need ``pdtrik``/``gammainccinv``, which ``special`` lacks."
 
     def _argcheck(self, mu):
         return mu >= 0
@@ -64,16 +65,21 @@ class poisson_gen(Discrete):
     def _logpmf(self, k, mu):
         return sc.xlogy(k, mu) - sc.gammaln(k + 1) - mu
 
+    def _cdf(self, k, mu):
+        return sc.gammaincc(k + 1, mu)
+
+    def _sf(self, k, mu):
+        return sc.gammainc(k + 1, mu)
+
 
 class geom_gen(Discrete):
-    """The number of trials up to the first success: ``(1 - p)**(k - 1) p`` for ``k >= 1``.
-    ``isf`` is the closed form that SciPy's ``ppf`` also uses (SciPy's own ``isf`` searches
-    numerically)."""
+    """The number of trials up to the first success: ``(1 - p)**(k - 1) p`` for ``k >= 1``;
+    ``ppf`` is SciPy's closed form (SciPy's ``isf`` searches numerically: not provided)."""
     name = "geom"
     shapes = (("p", 0.5),)
     support = (1.0, INF)
-    accuracy = {"logpmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15, "logsf": 1e-15,
-                "ppf": 0.0, "isf": 0.0}
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-13, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15, "ppf": 0.0}
 
     def _argcheck(self, p):
         return tnp.logical_and(p > 0, p <= 1)
@@ -98,17 +104,14 @@ class geom_gen(Discrete):
         # the quotient can round up past the step: step back when cdf(k - 1) reaches q
         return tnp.where(tnp.logical_and(self._cdf(k - 1, p) >= q, k > 0), k - 1, k)
 
-    def _isf(self, q, p):
-        k = tnp.ceil(tnp.log(q) / tnp.log1p(-p))
-        return tnp.where(tnp.logical_and(self._sf(k - 1, p) <= q, k > 0), k - 1, k)
-
 
 class binom_gen(Discrete):
     """The number of successes in ``n`` trials (``n`` a non-negative integer)."""
     name = "binom"
     shapes = (("n", 1.0), ("p", 0.5))
-    accuracy = {"logpmf": 1e-12}
-    notes = "``logpmf``'s binomial coefficient is a difference of ``gammaln``s."
+    accuracy = {"logpmf": 1e-13, "pmf": 1e-12, "cdf": 1e-14, "logcdf": 1e-14, "sf": 1e-15,
+                "logsf": 1e-14}
+    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
 
     def _argcheck(self, n, p):
         return tnp.logical_and(_is_count(n), tnp.logical_and(p >= 0, p <= 1))
@@ -119,13 +122,24 @@ class binom_gen(Discrete):
     def _logpmf(self, k, n, p):
         return _log_binom_coefficient(n, k) + sc.xlogy(k, p) + sc.xlog1py(n - k, -p)
 
+    def _cdf(self, k, n, p):
+        # SciPy's bdtr: I_{1-p}(n - k, k + 1) below n; 1 at k = n (where a would be 0)
+        below = k < n
+        return tnp.where(below, sc.betainc(tnp.where(below, n - k, 1.0), k + 1, 1 - p), 1.0)
+
+    def _sf(self, k, n, p):
+        below = k < n
+        return tnp.where(below, sc.betainc(k + 1, tnp.where(below, n - k, 1.0), p), 0.0)
+
 
 class nbinom_gen(Discrete):
     """The number of failures before the ``n``-th success (``n > 0`` real)."""
     name = "nbinom"
     shapes = (("n", 1.0), ("p", 0.5))
     support = (0.0, INF)
-    accuracy = {"logpmf": 1e-12}
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-11, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-13,
+                "logsf": 1e-13}
+    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
 
     def _argcheck(self, n, p):
         return tnp.logical_and(n > 0, tnp.logical_and(p > 0, p <= 1))
@@ -134,12 +148,19 @@ class nbinom_gen(Discrete):
         return (sc.gammaln(n + k) - sc.gammaln(k + 1) - sc.gammaln(n) + sc.xlogy(n, p)
                 + sc.xlog1py(k, -p))
 
+    def _cdf(self, k, n, p):
+        return sc.betainc(n, k + 1, p)
+
+    def _sf(self, k, n, p):
+        return sc.betainc(k + 1, n, 1 - p)
+
 
 class betabinom_gen(Discrete):
     """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed."""
     name = "betabinom"
     shapes = (("n", 1.0), ("a", 1.0), ("b", 1.0))
-    accuracy = {"logpmf": 1e-12}
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15}
+    notes = "``cdf`` and the rest (SciPy sums the pmf) are not provided."
 
     def _argcheck(self, n, a, b):
         return tnp.logical_and(_is_count(n), tnp.logical_and(a > 0, b > 0))
@@ -148,7 +169,7 @@ class betabinom_gen(Discrete):
         return 0.0, n
 
     def _logpmf(self, k, n, a, b):
-        return (_log_binom_coefficient(n, k) + _betaln(k + a, n - k + b) - _betaln(a, b))
+        return (_log_binom_coefficient(n, k) + sc.betaln(k + a, n - k + b) - sc.betaln(a, b))
 
 
 bernoulli = bernoulli_gen()
