@@ -1,5 +1,6 @@
 """Structured control flow, as in ``jax.lax``: cond, switch, while_loop, fori_loop, scan, and
-the ``checkpoint`` (remat) decorator.
+the ``checkpoint`` (remat) decorator; convolutions and windowed reductions
+(``conv_general_dilated``, ``reduce_window``, ...) come from ``windows.py``.
 
 The functions given to them are traced once into sub-programs of one primitive (see
 ``ops/control.py``), so they are differentiable (forward and reverse, any order, reverse
@@ -10,6 +11,7 @@ loop runs inside the compiled kernel. Carries, operands, ``xs`` and outputs are 
 >>> lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
 array(32.)
 """
+import builtins
 import functools
 import numbers
 
@@ -21,8 +23,13 @@ from .core.trace import Tracer, user_source
 from .errors import ShapeError, TfNumbaError
 from .ops import control
 from .ops import elementwise as ew
+from .windows import (ConvDimensionNumbers, add, conv, conv_dimension_numbers,
+                      conv_general_dilated, conv_transpose, max, min, mul, padtype_to_pads,
+                      reduce_window)
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint",
+           "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+           "conv_transpose", "padtype_to_pads", "reduce_window", "add", "max", "min", "mul"]
 
 
 def _leaf(x):
@@ -180,7 +187,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         def step(carry, _):
             i, val = carry
             return (ew.add(i, np.int64(1)), body_fun(i, val)), None
-        (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=max(hi - lo, 0))
+        (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=builtins.max(hi - lo, 0))
         return val
     lower = ew.convert_element_type(_leaf(lower), dtypes.int64)
     upper = ew.convert_element_type(_leaf(upper), dtypes.int64)
