@@ -2,9 +2,10 @@
 
 Triangular, banded and Sylvester solves, Cholesky and LU, eigen and Schur decompositions,
 the matrix exponential, square root and polar decomposition, ``block_diag`` and
-``toeplitz``, differentiable (all but ``schur``) and batched over leading dims; the functions that ``numpy.linalg`` also has take SciPy's
-arguments here (``cholesky(a, lower=False)`` returns the upper factor, ``qr`` defaults to
-``mode='full'``, ``svd`` returns ``(U, s, Vh)``).
+``toeplitz``, differentiable (all but ``schur``) and batched over leading dims; the
+functions that ``numpy.linalg`` also has take SciPy's arguments here
+(``cholesky(a, lower=False)`` returns the upper factor, ``qr`` defaults to ``mode='full'``,
+``svd`` returns ``(U, s, Vh)``).
 
 >>> import numpy as np, tf_numba.scipy.linalg as tsl
 >>> tsl.solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
