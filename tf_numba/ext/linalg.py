@@ -6,8 +6,9 @@ products share (a plan whose LAPACK ran on SciPy's OpenBLAS lost 10% of a 128x12
 NumPy's idle pool holding the second core): through ``np.linalg`` (cholesky, solve, inv,
 det, slogdet, eigh, pinv: NumPy's bits, float32 and complex64 computed in double as NumPy
 does), or called directly where ``np.linalg`` adds copies or lacks the routine
-(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). Only expm's
-Pade approximants are SciPy's. Each op has a JVP built from ops that have rules of their
+(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). SciPy's are
+expm's Pade approximants, and schur, sqrtm, solve_sylvester, polar and solve_banded
+(``scipy.linalg``, one matrix at a time). Each op has a JVP built from ops that have rules of their
 own, so derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve``
 and ``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its
 direction.
@@ -33,12 +34,23 @@ Conventions of the derivative rules (each follows the impl, so finite difference
 - Complete QR / full SVD of a non-square matrix: the extra columns of Q / U / V are an
   arbitrary orthonormal completion; their derivative is the one that keeps them orthogonal
   to the rest without rotating among themselves.
+- ``eig`` (general matrices): eigenvalues and vectors are complex; the eigenvector
+  derivative couples pairs through ``1 / (w_j - w_i)`` with the same degeneracy rule, and
+  keeps each column at unit norm; its phase is LAPACK's, so only losses that do not depend
+  on it are differentiable (as JAX's ``enable_eigvec_derivs``).
+- ``sqrtm`` and ``polar`` differentiate their defining equations ``X X = A`` and
+  ``P P = A^H A`` (``A A^H``) by a Sylvester solve: no gaps between eigen or singular
+  values appear, only sums, so repeated values are fine; ``P`` must be nonsingular.
+- ``lu`` is differentiated for the pivot order of the point (square and rectangular).
+  ``schur`` has no derivative (its vectors are not unique): ``MissingRuleError``.
 - Complex values follow JAX: transposes, not Hermitian adjoints (``core/linear.py``).
 
 References: Giles, "An extended collection of matrix derivative results" (2008) for
 inv/det/solve; Murray, "Differentiation of the Cholesky decomposition" (2016); Townsend,
 "Differentiating the singular value decomposition" (2016) and JAX's ``svd_jvp_rule``;
-Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm.
+Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm;
+Magnus, "On differentiating eigenvalues and eigenvectors" (1985) for eig; De Hoog,
+Anderssen & Lukas (2011) for LU.
 """
 import numpy as np
 
