@@ -2,19 +2,24 @@
 derivatives (as ``jax.scipy.special``).
 
 Real float arguments (ints and bools become float64; complex is rejected), NumPy
-promotion and broadcasting, SciPy's values in float32 and float64. Every function here is
-differentiable to every order, e.g. ``gammaln' = digamma``, ``digamma' = polygamma(1, .)``,
-except ``polygamma`` with respect to its order ``n``: differentiating that raises
-``MissingRuleError`` (primitive ``polygamma``, role ``jvp``).
+promotion and broadcasting, SciPy's values in float32 and float64: a function that runs
+SciPy (below) gives its bits, including NaN for invalid parameters and the values at poles;
+a composite states its measured distance from SciPy's in its docstring. Every function is
+differentiable to every order in its real arguments, e.g. ``gammaln' = digamma``,
+``digamma' = polygamma(1, .)``, ``gammainc``'s ``a``-derivative of order ``n`` into order
+``n + 1``. Not provided (differentiating raises ``MissingRuleError`` naming the primitive and
+the ``jvp`` role): the integer orders of ``polygamma``, ``expn``, ``jn``, ``yn``, the real
+orders of ``iv`` and ``ive``, ``zeta``'s exponent and ``hyp1f1``'s parameters.
 
 >>> import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
 >>> from tf_numba.scipy import special
 >>> tf.grad(lambda x: tnp.sum(special.gammaln(x)))(np.array([1.0]))   # -euler_gamma
 array([-0.57721566])
 
-Under ``jit``, ``erf``, ``erfc``, ``expit``, ``logit``, ``ndtr``, ``gammaln``, ``xlogy``
-and ``xlog1py`` compile into the kernel; ``erfinv``, ``erfcx``, ``digamma``,
-``polygamma``, ``ndtri`` and ``log_ndtr`` run SciPy between compiled kernels.
+Under ``jit``, ``erf``, ``erfc``, ``expit``, ``logit``, ``ndtr``, ``gammaln``, ``xlogy``,
+``xlog1py``, ``entr``, ``rel_entr``, ``kl_div`` and ``factorial``'s selects compile into
+the kernel; the others (``gamma``, ``betainc``, the Bessel functions, ...) run SciPy between
+compiled kernels, as do the parameter derivatives of ``gammainc`` and ``betainc``.
 """
 import math
 
