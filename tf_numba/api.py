@@ -492,13 +492,24 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                               "out_axes")
         want = [None if w is None else w % (len(v.aval.shape) + 1)
                 for w, v in zip(want, program.outvars)]
-        batched, dims = batch_program(program, axes + [None] * len(captured), size, want)
+        # constants become trailing unbatched inputs, so that calls tracing to the same
+        # structure share the batched program (transforms/cache.py)
+        consts = [value for _, value in program.consts]
+        program = program.replace(invars=program.invars + tuple(v for v, _ in program.consts),
+                                  consts=())
+        in_dims = tuple(axes + [None] * (len(captured) + len(consts)))
+
+        def build(program):
+            batched, dims = batch_program(program, list(in_dims), size, want)
+            return simplify(batched), dims
+        batched, dims = TRANSFORMS.get_or_build(("vmap", in_dims, size, tuple(want)),
+                                                program, build)
         for i, (w, d) in enumerate(zip(want, dims)):
             if w is None and d is not None:
                 raise TfNumbaError(f"vmap out_axes is None for output leaf {i}, but that "
                                    "output depends on the batched arguments",
                                    op="vmap", source=user_source())
-        flat = eval_program(simplify(batched), leaves + captured)
+        flat = eval_program(batched, leaves + captured + consts)
         return pytree.unflatten(out_tree, flat)
     return vmapped
 

@@ -102,10 +102,12 @@ def structure_key(program, held):
 
 
 def _symbols(programs, found=None):
-    """The symbolic dims in the avals of ``programs`` (a Program or a tuple of them) and
-    of their sub-programs."""
+    """The symbolic dims in the avals of ``programs`` (a Program, or a tuple holding
+    some) and of their sub-programs."""
     found = set() if found is None else found
     for program in programs if type(programs) is tuple else (programs,):
+        if type(program) is not Program:
+            continue
         for v in program.invars:
             found.update(d for d in v.aval.shape if type(d) is not int)
         for eqn in program.eqns:
