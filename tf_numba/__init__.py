@@ -27,7 +27,7 @@ try:
     from . import lax  # noqa: E402
     from .lax import checkpoint  # noqa: E402
     from . import tree, tree_util  # noqa: E402
-    from . import optimizers  # noqa: E402
+    from . import optimizers, random  # noqa: E402
 finally:
     if _freeze:
         _gc.freeze()
@@ -35,5 +35,5 @@ finally:
             _gc.enable()
 
 __all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "optimizers", "register_pytree_node",
+           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "optimizers", "random", "register_pytree_node",
            "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
