@@ -227,7 +227,7 @@ rgamma = _unary(sp.rgamma, "rgamma", """``1 / gamma(x)``, 0 at the poles; deriva
     ``-rgamma(x) * digamma(x)``, and its limit ``(-1)^n n!`` at ``x = -n``.
 
     >>> special.rgamma(-2.0)
-    np.float64(-0.0)
+    np.float64(0.0)
     """)
 beta = _binary(sp.beta, "beta", """``gamma(a) gamma(b) / gamma(a + b)`` (SciPy's values);
     derivatives ``beta * (digamma(a) - digamma(a + b))`` and the same in ``b``.
@@ -239,7 +239,7 @@ betaln = _binary(sp.betaln, "betaln", """``log|beta(a, b)|`` (SciPy's values, ac
     large arguments); derivatives ``digamma(a) - digamma(a + b)`` and the same in ``b``.
 
     >>> special.betaln(1e10, 1e10)
-    np.float64(-13862943622.413265)
+    np.float64(-13862943621.44629)
     """)
 gammainc = _binary(sp.gammainc, "gammainc", """The regularized lower incomplete gamma
     function ``P(a, x)`` (SciPy's values; NaN for ``a < 0`` or ``x < 0``).
@@ -262,7 +262,7 @@ gammaincc = _binary(sp.gammaincc, "gammaincc", """``Q(a, x) = 1 - P(a, x)``, Sci
     ``a``-derivative from the continued fraction of ``Q`` itself where ``x >= a + 1``.
 
     >>> special.gammaincc(1.0, 50.0)    # exp(-50)
-    np.float64(1.9287498479639178e-22)
+    np.float64(1.9287498479639183e-22)
     """)
 betainc = _ternary(sp.betainc, "betainc", """The regularized incomplete beta function
     ``I_x(a, b)`` (SciPy's values; NaN outside ``a, b >= 0``, ``0 <= x <= 1``).
@@ -277,7 +277,7 @@ betainc = _ternary(sp.betainc, "betainc", """The regularized incomplete beta fun
     ``a log x + b log(1-x)``, which SciPy's values share).
 
     >>> special.betainc(2.0, 3.0, 0.4)
-    np.float64(0.5248)
+    np.float64(0.5247999999999999)
     """)
 
 
@@ -299,7 +299,7 @@ def multigammaln(a, d):
     it is NaN (SciPy raises ValueError there instead; a traced ``a`` cannot raise).
 
     >>> special.multigammaln(3.0, 2)
-    np.float64(1.2880225246980774)
+    np.float64(1.5501949939575645)
     """
     a = nn.floats("multigammaln", a)[0]
     if not isinstance(d, int) or d < 1:
@@ -343,19 +343,19 @@ expn = _binary(sp.expn, "expn", """The generalized exponential integral ``E_n(x)
     ``x``: ``-E_(n-1)(x)``. Differentiating in the order ``n`` raises ``MissingRuleError``.
 
     >>> special.expn(1, 1.0)
-    np.float64(0.21938393439552029)
+    np.float64(0.2193839343955205)
     """)
 exp1 = _unary(sp.exp1, "exp1", """``E_1(x) = int_x^inf e^-t / t dt``; derivative
     ``-exp(-x) / x``.
 
     >>> special.exp1(1.0)
-    np.float64(0.21938393439552029)
+    np.float64(0.2193839343955205)
     """)
 expi = _unary(sp.expi, "expi", """The exponential integral ``Ei(x)``; derivative
     ``exp(x) / x``.
 
     >>> special.expi(1.0)
-    np.float64(1.8951178163559368)
+    np.float64(1.895117816355937)
     """)
 
 # ---------------------------------------------------------------- Bessel functions
@@ -393,14 +393,14 @@ ive = _binary(sp.ive, "ive", """``exp(-|x|) iv(v, x)``; derivative in ``x``:
     ``(ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)``; none in ``v``.
 
     >>> special.ive(0.5, 1.0)
-    np.float64(0.34495412260713515)
+    np.float64(0.3449513138882451)
     """)
 jn = _binary(sp.jv, "jn", """The Bessel function ``J_n(x)`` (SciPy's ``jn``, which is
     ``jv``: ``n`` may be real); derivative in ``x``: ``(J_(n-1) - J_(n+1)) / 2``; none in
     ``n`` (``MissingRuleError``).
 
     >>> special.jn(1, 2.0)
-    np.float64(0.5767248077568734)
+    np.float64(0.5767248077568736)
     """)
 yn = _binary(sp.yn, "yn", """The Bessel function of the second kind ``Y_n(x)`` of integer
     order (SciPy truncates others, with a warning); derivative in ``x``:
@@ -512,6 +512,6 @@ def kl_div(x, y):
     ``-inf`` and this the finite value.
 
     >>> special.kl_div(1.0, 2.0)
-    np.float64(0.3068528194400547)
+    np.float64(0.3068528194400546)
     """
     return _in_float64("kl_div", _relative_entropy(True), x, y)
