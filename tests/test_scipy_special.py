@@ -513,3 +513,16 @@ def test_jit_equals_interpreter_for_new_functions():
     g = tf.grad(lambda *v: tnp.sum(f(*v)), argnums=(0, 1, 2))
     for got, want in zip(tf.jit(g, tiered=False)(*args), g(*args)):
         np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_parameter_derivatives_keep_float32_and_vectorize():
+    a, x = np.array([0.5, 2.0, 9.0], np.float32), np.array([0.3, 3.0, 12.0], np.float32)
+    g = tf.grad(lambda s: tnp.sum(special.gammainc(s, x)))(a)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, tf.grad(lambda s: tnp.sum(special.gammainc(s, x)))(
+        a.astype(np.float64)), rtol=1e-6)
+    per_row = tf.vmap(tf.grad(lambda s, v: special.betainc(s, 2.0, v)), in_axes=(0, 0))
+    b = np.array([[0.2, 0.5], [0.7, 0.9]])
+    want = np.array([[tf.grad(lambda s: special.betainc(s, 2.0, v))(s_) for s_, v in
+                      zip(row_a, row_x)] for row_a, row_x in zip(b + 1, b)])
+    np.testing.assert_allclose(tf.vmap(per_row)(b + 1, b), want, rtol=1e-14)
