@@ -1,19 +1,22 @@
 """Convolutions and windowed reductions, as ``jax.lax``: ``conv_general_dilated``,
 ``conv``, ``conv_transpose``, ``reduce_window`` and their ``tf.nn`` conveniences.
 
-Both are composites of core primitives, not primitives of their own. A convolution is an
-im2col product: the input is moved channel-last, padded (``pad``, whose interior padding
-is the lhs dilation), cut into one strided ``slice`` per kernel offset, joined along the
-channels (``concatenate``) and contracted with the kernel by one ``dot_general`` (BLAS
-under ``jit``). A windowed reduction folds those slices with ``max``/``min``/``add``, or,
-for non-overlapping windows, reshapes the operand so that each window is a pair of axes and
-reduces them (one fused reduction under ``jit``). Their JVP, transposes (in either operand),
-batching and compilation are therefore those of the primitives: derivative programs are
-closed under AD to every order, and nothing here needs a lowering rule of its own.
+A convolution is an im2col product: the input is moved channel-last, cut into its windows
+by the ``patches`` primitive (padding, input and kernel dilation and strides are its
+parameters; ``ops/windows.py``) and contracted with the kernel by one ``dot_general``
+(BLAS under ``jit``), feature groups as a batch dim of that product. A windowed
+reduction reduces the ``patches`` over their window axis, or, for non-overlapping windows
+(the usual pool), reshapes the operand so that each window is a pair of axes and reduces
+those (one fused reduction under ``jit``). ``patches`` is linear with ``patches_transpose``
+(col2im) as its transpose, so the JVPs, the transposes in either operand, batching and
+derivatives of every order come from those two primitives and ``dot_general``.
 
-Measured on the CNN training step of ``perf/cnn_bench.py`` against a NumPy-impl primitive
-(see that script's docstring for the figures): the composite compiles into the program's
-kernels, where a primitive with a NumPy impl runs between them at NumPy's speed.
+Why primitives and not layout ops: written as ``pad``, one strided ``slice`` per kernel
+offset, ``concatenate`` and ``dot_general``, the convolution compiled too, but every copy
+was a loop nest in the kernel and the reverse pass pads each offset back (two more): numba
+took 98 s to compile the CNN step of ``perf/cnn_bench.py`` (jit 27 ms a step against
+JAX's 40 ms there). As primitives they run their NumPy impls between the kernels; the
+kernels hold the products, pools and activations and compile in seconds.
 
 >>> import numpy as np
 >>> from tf_numba import lax
@@ -53,9 +56,7 @@ class ConvDimensionNumbers(tuple):
     out_spec = property(operator.itemgetter(2))
 
 
-def _spec_from_string(spec, pair, rhs_spec, what):
-    """One operand's permutation from its letters: the ``pair`` letters first, then the
-    spatial letters in the order the kernel's spec names them (JAX's convention)."""
+def _check_letters(spec, pair, what):
     for c in pair:
         if spec.count(c) != 1:
             raise ShapeError(f"dimension_numbers {what} spec {spec!r} must contain {c!r} "
@@ -63,6 +64,11 @@ def _spec_from_string(spec, pair, rhs_spec, what):
     if len(set(spec)) != len(spec):
         raise ShapeError(f"dimension_numbers {what} spec {spec!r} repeats a letter",
                          op="conv_general_dilated")
+
+
+def _spec_from_string(spec, pair, rhs_spec):
+    """One operand's permutation from its letters: the ``pair`` letters first, then the
+    spatial letters in the order the kernel's spec names them (JAX's convention)."""
     spatial = [i for i, c in enumerate(spec) if c not in pair]
     if spec is not rhs_spec:
         spatial.sort(key=lambda i: rhs_spec.index(spec[i]))
@@ -94,12 +100,14 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
                              f"each, one per axis of the operands of shapes "
                              f"{tuple(lhs_shape)} and {tuple(rhs_shape)}",
                              op="conv_general_dilated")
+        for spec, pair, what in ((lhs, "NC", "lhs"), (rhs, "OI", "rhs"), (out, "NC", "out")):
+            _check_letters(spec, pair, what)
         if not set(lhs) - set("NC") == set(rhs) - set("OI") == set(out) - set("NC"):
             raise ShapeError(f"dimension_numbers {dimension_numbers} must name the same "
                              "spatial letters in all three specs", op="conv_general_dilated")
-        return ConvDimensionNumbers(_spec_from_string(lhs, "NC", rhs, "lhs"),
-                                    _spec_from_string(rhs, "OI", rhs, "rhs"),
-                                    _spec_from_string(out, "NC", rhs, "out"))
+        return ConvDimensionNumbers(_spec_from_string(lhs, "NC", rhs),
+                                    _spec_from_string(rhs, "OI", rhs),
+                                    _spec_from_string(out, "NC", rhs))
     specs = [tuple(operator.index(a) for a in s) for s in dimension_numbers]
     for s in specs:
         if sorted(s) != list(range(rank)):
