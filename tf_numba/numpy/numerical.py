@@ -167,10 +167,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return sum_(multiply(d, mean_pairs), axis=ax)
 
 
-def _correlate(a, v, mode, name):
-    """NumPy's 1-D correlate: ``out[k] = sum_n a[n + k - offset] * v[n]`` over the overlap."""
-    from .indexing import take
-    from .products import matmul
+def _numpy_convolve(a, v, mode, name):
+    """NumPy's 1-D modes on ``scipy.signal``'s full convolution (one implementation for
+    both): 'same' keeps max(n, m) values and 'valid' max - min + 1, centred."""
+    from ..scipy import signal
     x, w = _arr(a), _arr(v)
     if len(_shape(x)) != 1 or len(_shape(w)) != 1:
         raise ShapeError("object too deep for desired array (inputs must be 1-D)", op=name)
@@ -180,15 +180,11 @@ def _correlate(a, v, mode, name):
     if mode not in ("full", "same", "valid"):
         raise ShapeError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})",
                          op=name)
-    dt = P.result_type(x, w)
-    x, w = P.cast(x, dt), P.cast(w, dt)
-    # windows over a zero-padded a: one row per output, gathered with concrete indices
-    pad_lo = {"full": m - 1, "same": m // 2, "valid": 0}[mode]
-    count = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
-    padded = layout.pad(x, P.cast(0, dt), ((m - 1, m - 1, 0),))
-    start = (m - 1) - pad_lo
-    rows = start + np.arange(count)[:, None] + np.arange(m)[None, :]
-    return matmul(take(padded, rows), w)
+    full = signal.convolve(x, w, "full")
+    short = min(n, m)
+    start, count = {"full": (0, n + m - 1), "same": ((short - 1) // 2, max(n, m)),
+                    "valid": (short - 1, max(n, m) - short + 1)}[mode]
+    return _slice(full, 0, start, start + count)
 
 
 def correlate(a, v, mode="valid"):
@@ -198,13 +194,10 @@ def correlate(a, v, mode="valid"):
     array([3.5])
     """
     from .math import conj
-    x, w = _arr(a), _arr(v)
+    w = _arr(v)
     if dtypes.is_complex(aval_of(w).dtype):
         w = conj(w)
-    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
-        # NumPy correlates the other way round and reverses the result
-        return layout.rev(P.asarray(_correlate(w, x, mode, "correlate")), (0,))
-    return _correlate(x, w, mode, "correlate")
+    return _numpy_convolve(a, layout.rev(w, (0,)) if _shape(w) else w, mode, "correlate")
 
 
 def convolve(a, v, mode="full"):
@@ -213,10 +206,7 @@ def convolve(a, v, mode="full"):
     >>> tnp.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
     array([0. , 1. , 2.5, 4. , 1.5])
     """
-    x, w = _arr(a), _arr(v)
-    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
-        x, w = w, x
-    return _correlate(x, layout.rev(w, (0,)), mode, "convolve")
+    return _numpy_convolve(a, v, mode, "convolve")
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

@@ -3,4 +3,5 @@ from . import special  # noqa: F401
 from . import linalg  # noqa: F401
 from . import integrate  # noqa: F401
 from . import optimize  # noqa: F401
+from . import signal  # noqa: F401
 from . import stats  # noqa: F401
