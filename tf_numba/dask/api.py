@@ -9,6 +9,7 @@ worker of a ``distributed`` client instead, once per call.
 """
 import functools
 import operator
+import weakref
 
 import numpy as np
 
@@ -39,24 +40,24 @@ class BlockRun:
 
 
 class _Inputs:
-    """Graph keys of the values passed whole to every block (each added once)."""
+    """Graph keys of the values passed whole to every block, each added once: a literal
+    key of the graph, or with a ``distributed`` client a future scattered to every
+    worker (all of a call's values in one ``scatter``)."""
 
-    def __init__(self, graph, token, client=None):
-        self.graph, self.token, self.client = graph, token, client
-        self._keys = {}
-        self._keep = []
+    def __init__(self, graph, token, values, client=None):
+        unique = list({id(v): v for v in values}.values())
+        if client is not None:
+            # hash=False: a fresh key each call; a content-hashed key can name data that
+            # the previous call's futures are releasing right now ("could not find data")
+            refs = client.scatter(unique, broadcast=True, hash=False) if unique else []
+        else:
+            refs = [(f"tfn-input-{token}", k) for k in range(len(unique))]
+            graph.update(zip(refs, unique))
+        self._refs = {id(v): r for v, r in zip(unique, refs)}
+        self._keep = unique        # the ids above stay valid while the graph is built
 
     def ref(self, value):
-        found = self._keys.get(id(value))
-        if found is None:
-            self._keep.append(value)
-            if self.client is not None:
-                [found] = self.client.scatter([value], broadcast=True)
-            else:
-                found = (f"tfn-input-{self.token}", len(self._keys))
-                self.graph[found] = value
-            self._keys[id(value)] = found
-        return found
+        return self._refs[id(value)]
 
 
 def _as_input(leaf):
@@ -77,14 +78,17 @@ def _split_leaves(leaves):
     return arrays, index
 
 
-def _tasks(programs, grid, leaves, dask_leaves, inputs, weights=None, single=False):
+def _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=None, single=False,
+           client=None):
     """{cell: task} for every block: the shipped program on its block keys and inputs."""
-    passed = {i: inputs.ref(_as_input(leaf)) for i, (leaf, j) in
-              enumerate(zip(leaves, dask_leaves)) if j is None}
+    passed = {i: _as_input(leaf) for i, (leaf, j) in enumerate(zip(leaves, dask_leaves))
+              if j is None}
+    classes = {cell: programs.for_cell(cell)[0] for cell in grid.cells()}
+    consts = [c for cls in classes.values() for c in cls.consts]
+    inputs = _Inputs(graph, token, list(passed.values()) + consts, client)
     tasks = {}
-    for cell in grid.cells():
-        cls, _ = programs.for_cell(cell)
-        args = [grid.block_key(j, cell) if j is not None else passed[i]
+    for cell, cls in classes.items():
+        args = [grid.block_key(j, cell) if j is not None else inputs.ref(passed[i])
                 for i, j in enumerate(dask_leaves)]
         args += [inputs.ref(c) for c in cls.consts]
         weight = None if weights is None else weights[cell]
@@ -115,13 +119,13 @@ def _output_chunks(grid, programs, k):
     return tuple(chunks)
 
 
-def _arrays(prefix, fn, leaves, in_tree, grid):
+def _arrays(prefix, fn, leaves, in_tree, grid, traces):
     """The Dask arrays (in ``fn``'s output structure) of ``fn`` applied to every block."""
     import dask.array as da
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
     arrays, dask_leaves = _split_leaves(leaves)
-    programs = BlockPrograms(fn, leaves, in_tree, dask_leaves, grid)
+    programs = BlockPrograms(fn, leaves, in_tree, dask_leaves, grid, traces)
     cells = grid.cells()
     for cell in cells:
         programs.for_cell(cell)         # every trace and guard check before the graph
@@ -131,8 +135,7 @@ def _arrays(prefix, fn, leaves, in_tree, grid):
     token = tokenize(prefix, [a.name for a in grid.arrays], fingerprints,
                      [leaf for leaf, j in zip(leaves, dask_leaves) if j is None])
     graph = {}
-    inputs = _Inputs(graph, token)
-    tasks = _tasks(programs, grid, leaves, dask_leaves, inputs, single=n_out == 1)
+    tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, single=n_out == 1)
     names = [f"{prefix}-{k}-{token}" for k in range(n_out)]
     avals = programs.for_cell(cells[0])[0].out_avals
     for cell, task in tasks.items():
@@ -169,7 +172,15 @@ def map_blocks(f, *args):
     """
     leaves, in_tree = pytree.flatten(args)
     arrays, _ = _split_leaves(leaves)
-    return _arrays("tfn-map-blocks", f, leaves, in_tree, Grid(arrays, rows_only=False))
+    try:
+        traces = _MAP_BLOCKS_TRACES.setdefault(f, {})
+    except TypeError:           # not weakly referenceable: trace every call
+        traces = {}
+    return _arrays("tfn-map-blocks", f, leaves, in_tree, Grid(arrays, rows_only=False),
+                   traces)
+
+
+_MAP_BLOCKS_TRACES = weakref.WeakKeyDictionary()    # f -> its traces (blocks.BlockPrograms)
 
 
 def _per_arg(spec, args, what):
@@ -216,6 +227,8 @@ def vmap(f, in_axes=0):
 
     >>> norms = tf.dask.vmap(lambda w, x: tnp.sum((x * w) ** 2), in_axes=(None, 0))(w, X)
     """
+    traces = {}
+
     @functools.wraps(f)
     def mapped(*args):
         axes = _per_arg(in_axes, args, "vmap in_axes")
@@ -228,16 +241,21 @@ def vmap(f, in_axes=0):
         leaves, in_tree = pytree.flatten(tuple(args))
         arrays, _ = _split_leaves(leaves)
         block_fn = api.vmap(f, in_axes=axes)
-        return _arrays("tfn-vmap", block_fn, leaves, in_tree, Grid(arrays, rows_only=True))
+        return _arrays("tfn-vmap", block_fn, leaves, in_tree, Grid(arrays, rows_only=True),
+                       traces.setdefault(axes, {}))
     return mapped
 
 
 def _current_client():
+    """The ``distributed`` client whose scheduler Dask would compute with now, or None
+    (the threaded scheduler, or ``dask.config.set(scheduler="threads")`` over a client)."""
+    import dask.base
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
     try:
-        from distributed import default_client
-        return default_client()
-    except (ImportError, ValueError):
+        from distributed import Client
+    except ImportError:
         return None
+    return client if isinstance(client, Client) else None
 
 
 def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
@@ -257,6 +275,8 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
     if reduction not in ("mean", "sum"):
         raise TfNumbaError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
 
+    traces = {}
+
     @functools.wraps(loss)
     def value_and_grad_fn(*args):
         nums = api._normalize_argnums(argnums, len(args))
@@ -270,7 +290,7 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
         arrays, dask_leaves = _split_leaves(leaves)
         grid = Grid(arrays, rows_only=True)
         programs = BlockPrograms(api.value_and_grad(loss, argnums), leaves, in_tree,
-                                 dask_leaves, grid)
+                                 dask_leaves, grid, traces)
         total = sum(grid.chunks[0])
         weights = {cell: 1 if reduction == "sum" else grid.chunks[0][cell[0]] / total
                    for cell in grid.cells()}
@@ -290,8 +310,8 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays],
                      [leaf for leaf, j in zip(leaves, dask_leaves) if j is None], weights)
     graph = {}
-    inputs = _Inputs(graph, token, _current_client())
-    tasks = _tasks(programs, grid, leaves, dask_leaves, inputs, weights=weights)
+    tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
+                   client=_current_client())
     level = []
     for cell, task in tasks.items():
         key = (f"tfn-block-{token}", len(level))

@@ -21,6 +21,7 @@ from ..transforms.simplify import simplify
 from .worker import ShippedProgram, block_error
 
 ROWS = "rows"           # the symbol of a block's leading length
+TRACES_MAX = 64         # traces a function's cache keeps (shape classes x signatures)
 
 
 def is_dask_array(x):
@@ -113,12 +114,17 @@ class BlockPrograms:
     index of its Dask array in ``grid.arrays`` or None (passed whole to every block).
     """
 
-    def __init__(self, fn, leaves, in_tree, dask_leaves, grid):
+    def __init__(self, fn, leaves, in_tree, dask_leaves, grid, traces=None):
         self.fn, self.leaves, self.in_tree = fn, leaves, in_tree
         self.dask_leaves, self.grid = dask_leaves, grid
         self.out_tree = None
+        # ``traces``: the caller's cache of traces of ``fn`` across calls, by stand-ins (a
+        # training loop's steps trace once), dropped when full: like jit, a function is
+        # traced once per signature, its closed-over arrays read then
+        self._traces = {} if traces is None else traces
         self._classes = {}      # class key -> ClassProgram, or None: no symbolic program
         self._checked = {}      # block shapes -> symbol values, for a symbolic class
+        self._cells = {}        # cell -> for_cell's answer
         # one symbolic program only pays when the leading axis has several lengths
         self._symbolic = len(set(grid.chunks[0])) > 1
 
@@ -138,6 +144,23 @@ class BlockPrograms:
         return out
 
     def _trace(self, cell, symbolic):
+        stand_ins = self._stand_ins(cell, symbolic)
+        key = (self.in_tree, tuple((x.shape, x.dtype) for x in stand_ins))
+        found = self._traces.get(key)
+        if found is None:
+            found = self._traces[key] = self._trace_new(cell, stand_ins, symbolic)
+            if len(self._traces) > TRACES_MAX:
+                self._traces.clear()
+        cls, out_tree = found
+        if self.out_tree is None:
+            self.out_tree = out_tree
+        elif out_tree != self.out_tree:
+            raise UnsupportedError(
+                f"the function returns {out_tree} on {self.grid.label(cell)} and "
+                f"{self.out_tree} on other blocks; it must return one structure for all")
+        return cls
+
+    def _trace_new(self, cell, stand_ins, symbolic):
         trees = []
 
         def flat_fn(*flat):
@@ -146,23 +169,24 @@ class BlockPrograms:
             trees.append(tree)
             return out_leaves
 
-        program = simplify(api.make_program(flat_fn)(*self._stand_ins(cell, symbolic)))
-        if self.out_tree is None:
-            self.out_tree = trees[0]
-        elif trees[0] != self.out_tree:
-            raise UnsupportedError(
-                f"the function returns {trees[0]} on {self.grid.label(cell)} and "
-                f"{self.out_tree} on other blocks; it must return one structure for all")
+        program = simplify(api.make_program(flat_fn)(*stand_ins))
         # closed-over arrays travel as inputs, once per graph, not inside every task
         const_vars = [v for v, _ in program.consts]
         consts = [c for _, c in program.consts]
         program = program.replace(invars=program.invars + tuple(const_vars), consts=(),
                                   input_names=None, input_defaults=None)
-        return ClassProgram(ShippedProgram(program), consts, program.out_avals, symbolic)
+        return (ClassProgram(ShippedProgram(program), consts, program.out_avals, symbolic),
+                trees[0])
 
     def for_cell(self, cell):
         """(ClassProgram, output shapes) for the block at ``cell``; a ShapeError naming
         the block if its shapes break the program's guards or its trace."""
+        found = self._cells.get(cell)
+        if found is None:
+            found = self._cells[cell] = self._for_cell(cell)
+        return found
+
+    def _for_cell(self, cell):
         shapes = tuple(self.grid.block_shape(j, cell) for j in range(len(self.grid.arrays)))
         if self._symbolic and self.grid.chunks[0][cell[0]] >= SYMBOLIC_MIN:
             key = ("symbolic",) + tuple(

@@ -88,14 +88,25 @@ def worker_runtime():
     return _runtime
 
 
+_prepared = {}      # fingerprint -> Prepared, for this process's runtime
+
+
 def run_block(shipped, block, *inputs):
-    """Run ``shipped`` on one block's inputs; ``block`` names the block in errors."""
-    rt = worker_runtime()
+    """Run ``shipped`` on one block's inputs; ``block`` names the block in errors.
+
+    A program is prepared once per process; ``Runtime.run`` checks each new block
+    signature against it (shapes and guards), so later blocks skip ``prepare``."""
+    rt, inputs = worker_runtime(), list(inputs)
     try:
-        prepared = rt.prepare(shipped.program, inputs, [ENGINE.target()])
+        prepared = _prepared.get(shipped.fingerprint)
+        if prepared is None:
+            prepared = rt.prepare(shipped.program, inputs, [ENGINE.target()])
+            if len(_prepared) >= RECEIVED_MAX:
+                _prepared.clear()
+            _prepared[shipped.fingerprint] = prepared
+        return rt.run([ENGINE], prepared, inputs)
     except ShapeError as err:
         raise block_error(err, block) from None
-    return rt.run([ENGINE], prepared, inputs)
 
 
 def run_block_single(shipped, block, *inputs):
