@@ -285,9 +285,15 @@ def test_discrete_second_derivatives_in_the_real_parameters(name):
             ps[i] = v
         return tuple(getattr(dist, m)(np.array(k), *ps) for m in methods)
     check_grads(fn, tuple(np.array(params[i]) for i in real), order=2)
-    # k is integer-valued: its derivative is zero
+    # k (and a count parameter such as binom's n) is integer-valued: derivative zero
     np.testing.assert_array_equal(
         tf.grad(lambda v: tnp.sum(dist.logpmf(v, *params)))(np.array(k)), 0.0)
+    for i in sorted(set(range(len(params))) - set(real)):
+        def at(v, i=i):
+            ps = list(params)
+            ps[i] = v
+            return tnp.sum(dist.logpmf(np.array(k), *ps))
+        assert tf.grad(at)(np.float64(params[i])) == 0.0
 
 
 def test_gradient_of_norm_logpdf_matches_closed_form():

@@ -10,7 +10,7 @@ discrete ones not in ``k``) and traces and compiles like any tf_numba function.
 >>> norm.logpdf(np.array([0.0, 1.0]), loc=0.5, scale=2.0)
 array([-1.64333571, -1.64333571])
 >>> tf.grad(lambda s: norm.logpdf(1.0, 0.0, s))(2.0)     # (x**2 / s**2 - 1) / s
-np.float64(-0.375)
+array(-0.375)
 
 ``docs/scipy.md`` lists every distribution and method with its accuracy and derivatives.
 """

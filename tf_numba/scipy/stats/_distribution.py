@@ -88,6 +88,7 @@ class Distribution:
     """
     name = None
     shapes = ()
+    integer_shapes = ()     # shape parameters that are counts: no derivative in them
     support = (-INF, INF)
     accuracy = {}
     no_derivative = {}
@@ -182,6 +183,8 @@ class Distribution:
         point, *rest = nn.floats(qualname, *values)
         n = len(self.shapes)
         shapes, loc = rest[:n], rest[n]
+        shapes = [ew.stop_gradient(v) if s in self.integer_shapes else v
+                  for v, (s, _) in zip(shapes, self.shapes)]
         scale = rest[n + 1] if self.takes_scale else None
         valid = self._valid(shapes, scale)
         if valid is not None:

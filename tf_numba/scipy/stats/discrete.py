@@ -4,7 +4,7 @@ formulas on ``tf_numba.scipy.special``; ``_distribution.Discrete`` adds the rest
 
 >>> from tf_numba.scipy.stats import poisson
 >>> poisson.logpmf(2, 3.0)      # log(3**2 exp(-3) / 2)
-np.float64(-1.4959226032237259)
+np.float64(-1.4959226032237258)
 """
 import tf_numba.numpy as tnp
 
@@ -109,6 +109,7 @@ class binom_gen(Discrete):
     """The number of successes in ``n`` trials (``n`` a non-negative integer)."""
     name = "binom"
     shapes = (("n", 1.0), ("p", 0.5))
+    integer_shapes = ("n",)
     accuracy = {"logpmf": 1e-13, "pmf": 1e-12, "cdf": 1e-14, "logcdf": 1e-14, "sf": 1e-15,
                 "logsf": 1e-14}
     notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
@@ -159,6 +160,7 @@ class betabinom_gen(Discrete):
     """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed."""
     name = "betabinom"
     shapes = (("n", 1.0), ("a", 1.0), ("b", 1.0))
+    integer_shapes = ("n",)
     accuracy = {"logpmf": 1e-15, "pmf": 1e-15}
     notes = "``cdf`` and the rest (SciPy sums the pmf) are not provided."
 

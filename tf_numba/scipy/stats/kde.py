@@ -5,7 +5,7 @@ differentiable in the points, the dataset and the weights (the bandwidth rules i
 >>> from tf_numba.scipy.stats import gaussian_kde
 >>> kde = gaussian_kde(np.array([-1.0, 0.0, 1.0]), bw_method=1.0)
 >>> kde.evaluate(np.array([0.0]))
-array([0.32487977])
+array([0.29429458])
 """
 import math
 
@@ -36,8 +36,9 @@ class gaussian_kde:
     estimate. ``dataset`` and ``weights`` may be traced: the estimate is then a function
     of them (gradients of a held-out log-likelihood, for instance).
 
+    >>> kde = gaussian_kde(np.array([-1.0, 0.0, 1.0]), bw_method=1.0)
     >>> kde.logpdf(np.array([0.0]))
-    array([-1.12430225])
+    array([-1.22317405])
     """
 
     def __init__(self, dataset, bw_method=None, weights=None):

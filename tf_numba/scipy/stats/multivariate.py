@@ -15,6 +15,7 @@ import tf_numba.numpy as tnp
 from ...core import dtypes
 from ...errors import ShapeError
 from ...numpy import _promote as P
+from ...ops import elementwise as ew
 from .. import linalg as sl
 from .. import special as sc
 from ._distribution import INF, NAN
@@ -226,7 +227,8 @@ class multinomial_gen:
     """The multinomial distribution, as ``scipy.stats.multinomial``: ``x`` counts along
     its last axis, ``n`` trials, ``p`` probabilities along its last axis (broadcast).
     ``x`` that is not a vector of non-negative integers summing to ``n`` gives ``-inf``;
-    ``n`` not a non-negative integer or ``p`` outside ``[0, 1]`` gives NaN. ``p`` is used
+    ``n`` not a non-negative integer or ``p`` outside ``[0, 1]`` gives NaN; the derivative
+    in the counts ``x`` and ``n`` is zero. ``p`` is used
     as given (SciPy 1.17 replaces its last entry by ``1 - sum`` of the others and warns;
     SciPy 1.18 gives NaN where the sum is not 1): derivatives flow into every entry.
 
@@ -250,6 +252,7 @@ class multinomial_gen:
     @P.locate_errors
     def _logpmf(self, name, x, n, p):
         x, p, n = _same_float(x, p, n)
+        x, n = ew.stop_gradient(x), ew.stop_gradient(n)    # counts: no derivative
         if not _shape(x) or not _shape(p):
             raise ShapeError(f"x {_shape(x)} and p {_shape(p)} must hold their k entries "
                              f"along the last axis", op=name)
