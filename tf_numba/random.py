@@ -12,11 +12,12 @@ sampler is a pure function of its key: the same key gives the same numbers eager
 >>> x = random.normal(sub, (3,))          # float64 by default, as NumPy
 >>> keys = random.split(k, 8)             # a (8, 2) array of keys; vmap over it
 
-Keys, ``bits``, ``uniform``, ``bernoulli``, ``randint``, ``permutation``, ``shuffle``,
-``choice`` and ``exponential`` give JAX's values to the bit (float64 as JAX with
-``jax_enable_x64``, float32 as JAX's default); ``normal``, ``truncated_normal``, ``gumbel``,
-``laplace`` and ``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` and SciPy's
-``erfinv`` against XLA's), and ``categorical`` with it but where that ulp decides an argmax;
+Keys, ``bits``, ``uniform`` on [0, 1), ``bernoulli``, ``randint``, ``permutation``,
+``shuffle`` and ``choice`` give JAX's values to the bit (float64 as JAX with
+``jax_enable_x64``, float32 as JAX's default); ``uniform`` on other bounds (XLA may fuse its
+multiply-add), ``normal``, ``truncated_normal``, ``exponential``, ``gumbel``, ``laplace`` and
+``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` and SciPy's ``erfinv`` against
+XLA's), and ``categorical`` with it but where that ulp decides an argmax;
 ``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
 The samplers JAX differentiates (uniform's bounds, the normal family, gamma and what is
 built on it, by implicit differentiation) are differentiable.
