@@ -188,8 +188,9 @@ def test_parameters_broadcast_positionally_and_by_keyword():
 
 
 def test_shape_mismatch_is_shape_error_naming_the_method():
-    with pytest.raises(ShapeError, match=r"t\.cdf"):
+    with pytest.raises(ShapeError, match=r"t\.cdf") as err:
         stats.t.cdf(np.ones(3), np.ones(4))
+    assert "test_scipy_stats.py:" in str(err.value)        # the user's line
     with pytest.raises(ShapeError, match="multivariate_normal"):
         stats.multivariate_normal.logpdf(np.ones((2, 3)), np.zeros(2), np.eye(2))
     with pytest.raises(ShapeError, match="gaussian_kde"):
