@@ -178,3 +178,53 @@ def test_transform_cache_is_bounded_and_builds_once_per_key():
     for p in programs + programs[-1:]:
         assert cache.get_or_build("t", p, lambda q: built.append(q) or q) is built[-1]
     assert built == programs and cache.info() == dict(entries=2, hits=1, misses=3)
+
+
+# ---------------------------------------------------------------- error messages
+
+def test_numpy_ufunc_on_a_tracer_names_tnp_and_the_users_line():
+    from tf_numba.errors import TracerArrayConversionError
+
+    def f(x):
+        return np.sin(x) * 2                          # the line the error must name
+    with pytest.raises(TracerArrayConversionError) as info:
+        tf.grad(lambda x: tnp.sum(f(x)))(np.ones(3))
+    assert "tnp.sin" in str(info.value) and "f64[3]" in str(info.value)
+    assert __file__ in str(info.value.source) and info.value.source[2] == "f"
+    with pytest.raises(TypeError, match="tnp.linalg.norm"):   # a TypeError, as NumPy's
+        tf.make_program(lambda x: np.linalg.norm(x))(np.ones(3))
+    with pytest.raises(TracerArrayConversionError, match="tnp.concatenate"):
+        tf.make_program(lambda x: np.concatenate([x, x]))(np.ones(3))
+
+
+def test_numpy_operators_and_methods_on_tracers_still_trace():
+    def f(x):
+        acc = np.zeros(3)
+        acc += x                    # ndarray += tracer rebinds acc to a traced value
+        return np.sum(np.ones(3) * acc + np.reshape(x, (3,))) + (np.ones(3) < x).sum()
+    x = np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(tf.grad(f)(x), np.full(3, 2.0))
+    assert float(tf.jvp(f, (x,), (np.ones(3),))[0]) == 2 * x.sum() + (x > 1).sum()
+
+
+def test_a_float16_input_to_jit_is_told_to_convert_not_about_a_float32_it_never_said():
+    from tf_numba.errors import DTypeError
+    with pytest.raises(DTypeError) as info:
+        tf.jit(lambda x: x * 2)(np.ones(3, np.float16))
+    text = str(info.value)
+    assert "float16" in text and "astype(np.float32)" in text and "computes in" in text
+    assert __file__ in str(info.value.source)
+
+
+def test_a_string_argument_to_jit_is_told_to_be_static():
+    from tf_numba.errors import DTypeError
+
+    def f(x, mode):
+        return x * 2 if mode == "double" else x
+    with pytest.raises(DTypeError) as info:
+        tf.jit(f)(np.ones(3), "double")
+    text = str(info.value)
+    assert "static_argnums" in text and "static_argnames" in text and ".astype" not in text
+    assert "'double'" in text and __file__ in str(info.value.source)
+    np.testing.assert_array_equal(tf.grad(lambda x, m: tnp.sum(f(x, m)))(np.ones(2), "double"),
+                                  [2.0, 2.0])      # un-jitted: passed through as it is

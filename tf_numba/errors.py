@@ -61,6 +61,10 @@ class MissingRuleError(TfNumbaError, NotImplementedError):
         self.role = role
 
 
+class TracerArrayConversionError(TfNumbaError, TypeError):
+    """A NumPy function (``np.sin``, ``np.asarray``, ...) was handed a traced value."""
+
+
 class TracerLeakError(TfNumbaError, RuntimeError):
     """A traced value escaped the function being traced and was used afterwards."""
 

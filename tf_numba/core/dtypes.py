@@ -49,6 +49,11 @@ def canonical(dtype_like, *, what="dtype"):
                      f"{', '.join(d.name for d in SUPPORTED)} (convert with .astype)")
 
 
+def widened(dtype):
+    """The supported dtype an unsupported one computes in (float16 -> float32), or None."""
+    return _WIDENED.get(np.dtype(dtype))
+
+
 def of_scalar(value):
     """The default dtype of a Python scalar when it stands alone (int64, float64, ...)."""
     return canonical(np.result_type(value))

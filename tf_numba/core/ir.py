@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes
 from .shapes import Sym
+from ..errors import DTypeError
 
 
 class ShapedArray:
@@ -65,7 +66,19 @@ def aval_of_value(x):
     if dt is None:
         x = np.asarray(x)
         dt = x.dtype
+    if dt.kind in "USOV":
+        value = repr(x.item() if getattr(x, "ndim", 1) == 0 else x)
+        raise DTypeError(
+            f"a {dt.name} argument ({value[:40]}) cannot be traced: only numbers are. Mark "
+            "it static, jit(f, static_argnums=...) or static_argnames=..., so that each "
+            "value gets its own program (un-jitted transforms pass it to f as it is)",
+            source=_caller())
     return ShapedArray(tuple(np.shape(x)), dtypes.canonical(dt, what="input dtype"))
+
+
+def _caller():
+    from .trace import user_source     # trace imports this module
+    return user_source()
 
 
 _var_ids = itertools.count()

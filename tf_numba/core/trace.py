@@ -23,7 +23,8 @@ import numpy as np
 from . import dtypes
 from . import primitive as _primitive_module
 from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
-from ..errors import ConcretizationError, TfNumbaError, TracerLeakError
+from ..errors import (ConcretizationError, TfNumbaError, TracerArrayConversionError,
+                      TracerLeakError)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -59,11 +60,54 @@ def current_builder():
     return builders[-1] if builders else None
 
 
+# NumPy ufuncs that Python operators on an ndarray call (``ndarray + tracer`` is
+# ``np.add(ndarray, tracer)``): they run as the tnp function of the same name
+_OPERATOR_UFUNCS = frozenset((
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "matmul",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "divmod",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
+
+
+def _numpy_on_tracer(name, tracer):
+    """The error for a NumPy function given a traced value: name tnp's function."""
+    from .. import numpy as tnp
+    found = tnp
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    advice = (f"use tnp.{name} instead (import tf_numba.numpy as tnp)" if found is not None
+              else f"tf_numba.numpy has no {name}: compute it with tnp functions")
+    return TracerArrayConversionError(
+        f"numpy.{name} was called on a traced {tracer.aval} value, and NumPy functions "
+        f"compute on concrete arrays only: {advice}.", op=f"np.{name}", source=user_source())
+
+
 class Tracer:
     """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
     __slots__ = ("builder", "ir_var")
-    __array_ufunc__ = None  # make NumPy defer `ndarray + tracer` to Tracer.__radd__
     __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.pop("out", None)
+        # `ndarray += tracer` passes out=(ndarray,): Python binds the name to the result
+        in_place = out is None or (len(out) == 1 and out[0] is inputs[0])
+        if (method == "__call__" and ufunc.__name__ in _OPERATOR_UFUNCS and not kwargs
+                and in_place):
+            from .. import numpy as tnp
+            return getattr(tnp, ufunc.__name__)(*inputs)
+        raise _numpy_on_tracer(ufunc.__name__ if method == "__call__"
+                               else f"{ufunc.__name__}.{method}", self)
+
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's own implementation: np.sum / np.reshape / ... call the tracer's methods;
+        # the functions that need a NumPy array get the error naming tnp's function
+        try:
+            return func._implementation(*args, **kwargs)
+        except TracerArrayConversionError as err:
+            if err.op != "np.asarray":
+                raise
+        module = getattr(func, "__module__", "") or ""
+        prefix = module[len("numpy."):] + "." if module.startswith("numpy.") else ""
+        raise _numpy_on_tracer(prefix + func.__name__, self) from None
 
     def __init__(self, builder, var):
         self.builder = builder
@@ -120,16 +164,12 @@ class Tracer:
     def __index__(self):
         return operator.index(self.concrete_value("index"))
 
-    def _concretize(self, what):
-        raise ConcretizationError(
-            f"a traced {self.aval} value was used where Python needs a concrete {what}. "
-            "Traced values have no value yet: use tnp.where(cond, a, b) to choose between "
-            "values, compute with tnp instead of Python control flow, or pass the argument "
-            "as static (jit(..., static_argnums=...)).",
-            op=f"{what}(tracer)", source=user_source())
 
     def __array__(self, *args, **kwargs):
-        self._concretize("NumPy array")
+        raise TracerArrayConversionError(
+            f"a traced {self.aval} value cannot become a NumPy array (np.asarray, np.array "
+            "or a NumPy function on it): compute with tnp functions, and return the value "
+            "from the traced function to get an array.", op="np.asarray", source=user_source())
 
     def __repr__(self):
         return f"Tracer<{self.aval}>"
