@@ -64,8 +64,16 @@ def _traveling_programs():
     def looped(c):
         return tnp.sum(lax.fori_loop(0, 3, lambda i, c: c * tnp.sin(c) + 1.0, c))
     loop = tf.make_program(tf.grad(looped))(np.ones(4))
+    def until(c):       # reverse mode records the carries: a trip-count symbol
+        return tnp.sum(lax.while_loop(lambda s: s[1] < 3,
+                                      lambda s: (s[0] * tnp.sin(s[0]), s[1] + 1), (c, 0))[0])
+    while_grad = tf.make_program(tf.grad(until))(np.ones(3))
     custom = tf.make_program(lambda v: tf.vmap(soft_clip)(v) + v[1:2])(tf.symbolic(("m", 3)))
-    return [(vg, [w, x, y]), (loop, [np.linspace(0.1, 0.9, 4)]), (custom, [x])]
+    solve = tf.make_program(tf.grad(lambda a, b: tnp.sum(tnp.linalg.solve(a, b))))(
+        np.eye(3) * 2, np.ones(3))
+    return [(vg, [w, x, y]), (loop, [np.linspace(0.1, 0.9, 4)]),
+            (while_grad, [np.linspace(0.1, 0.9, 3)]), (custom, [x]),
+            (solve, [np.eye(3) * 2 + 0.1, np.arange(3.0)])]
 
 
 def _interpret(program, args):
@@ -186,6 +194,16 @@ def test_map_blocks_elementwise_is_bitwise_numpy_over_uneven_chunks(threads):
     np.testing.assert_array_equal(out.compute(), np.sqrt(np.abs(x)) * w + x)
 
 
+def test_map_blocks_aligns_trailing_axes_unifies_chunks_and_broadcasts(threads):
+    rng = np.random.default_rng(1)
+    x, v, row = rng.normal(size=(10, 6)), rng.normal(size=6), rng.normal(size=(1, 6))
+    xd, vd = da.from_array(x, chunks=(4, 3)), da.from_array(v, chunks=2)
+    out = tf.dask.map_blocks(lambda a, b, c: a * b + c, xd, vd,
+                             da.from_array(row, chunks=(1, 6)))
+    assert out.chunks == ((4, 4, 2), (2, 1, 1, 2))       # Dask's common refinement
+    np.testing.assert_array_equal(out.compute(), x * v + row)
+
+
 def test_map_blocks_infers_output_chunks_of_each_output(threads):
     x, _, _ = _data(rows=10, cols=4)
     xd = da.from_array(x, chunks=((3, 3, 4), (2, 2)))
@@ -263,6 +281,16 @@ def test_value_and_grad_of_a_sum_over_a_params_dict(threads):
     np.testing.assert_allclose(grads["b"], 2 * np.sum(r), rtol=1e-12)
 
 
+def test_value_and_grad_in_float32_stays_float32(threads):
+    x, y, w = (a.astype(np.float32) for a in _data(rows=9))
+    value, grad = tf.dask.value_and_grad(loss, data_argnums=(1, 2))(
+        w, da.from_array(x, chunks=(4, 3)), da.from_array(y, chunks=4))
+    want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+    assert np.asarray(value).dtype == np.float32 and grad.dtype == np.float32
+    np.testing.assert_allclose(value, want_value, rtol=1e-6)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-5, atol=1e-7)
+
+
 def test_value_and_grad_refuses_data_among_argnums():
     x, y, w = _data()
     with pytest.raises(tf.TfNumbaError, match="both argnums and data_argnums"):
@@ -324,5 +352,7 @@ def test_cluster_killed_worker_is_retried_and_the_result_is_unchanged(client):
     while not any(client.processing().values()) and time.time() < deadline:
         time.sleep(0.02)
     victim = next(addr for addr, tasks in client.processing().items() if tasks)
-    os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    os.kill(pid, signal.SIGKILL)
     np.testing.assert_array_equal(future.result(timeout=60), x * w - 1.0)
+    assert pid not in client.run(os.getpid).values()        # it did die mid-computation

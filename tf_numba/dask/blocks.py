@@ -104,7 +104,6 @@ class ClassProgram:
     shipped: ShippedProgram
     consts: list
     out_avals: tuple
-    symbolic: bool
 
 
 class BlockPrograms:
@@ -148,7 +147,7 @@ class BlockPrograms:
         key = (self.in_tree, tuple((x.shape, x.dtype) for x in stand_ins))
         found = self._traces.get(key)
         if found is None:
-            found = self._traces[key] = self._trace_new(cell, stand_ins, symbolic)
+            found = self._traces[key] = self._trace_new(stand_ins)
             if len(self._traces) > TRACES_MAX:
                 self._traces.clear()
         cls, out_tree = found
@@ -160,7 +159,7 @@ class BlockPrograms:
                 f"{self.out_tree} on other blocks; it must return one structure for all")
         return cls
 
-    def _trace_new(self, cell, stand_ins, symbolic):
+    def _trace_new(self, stand_ins):
         trees = []
 
         def flat_fn(*flat):
@@ -175,8 +174,7 @@ class BlockPrograms:
         consts = [c for _, c in program.consts]
         program = program.replace(invars=program.invars + tuple(const_vars), consts=(),
                                   input_names=None, input_defaults=None)
-        return (ClassProgram(ShippedProgram(program), consts, program.out_avals, symbolic),
-                trees[0])
+        return ClassProgram(ShippedProgram(program), consts, program.out_avals), trees[0]
 
     def for_cell(self, cell):
         """(ClassProgram, output shapes) for the block at ``cell``; a ShapeError naming
