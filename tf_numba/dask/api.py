@@ -263,8 +263,9 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
     ``reduction="sum"``, a sum) over the rows of the Dask arrays at ``data_argnums``.
 
     Each block of rows computes its value and gradient; the blocks' results, weighted by
-    their share of the rows (exactly the single-machine mean over uneven chunks), are
-    combined by a tree reduction (``split_every`` from Dask's config, default 4). Returns
+    their share of the rows (n_b / N: a mean over uneven chunks weighs every row alike,
+    as on one machine; the sums differ from one machine's by rounding only), are combined
+    by a tree reduction (``split_every`` from Dask's config, default 4). Returns
     ``(value, grads)`` as NumPy values, like ``tf_numba.value_and_grad``. With a
     ``distributed`` client the other arguments (the parameters) are scattered to every
     worker once per call.
