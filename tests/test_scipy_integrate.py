@@ -164,6 +164,23 @@ def test_odeint_gradient_matches_jax():
     np.testing.assert_allclose(got[1], np.array(want[1]), rtol=1e-8)
 
 
+def test_odeint_adjoint_memory_does_not_grow_with_the_steps():
+    import tracemalloc
+    ts = np.array([0.0, 10.0])
+
+    def loss(p, tol):
+        return tnp.sum(integrate.odeint(lotka_volterra, Y0, ts, *p, rtol=tol, atol=tol,
+                                        mxstep=10 ** 6)[-1] ** 2)
+    peaks = []
+    for tol in (1e-5, 1e-9):        # about 40 and 250 steps
+        tf.grad(loss)(THETA, tol)
+        tracemalloc.start()
+        tf.grad(loss)(THETA, tol)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.25 * peaks[0], peaks
+
+
 def test_odeint_under_jit_equals_eager():
     f = tf.jit(lambda y0: integrate.odeint(lotka_volterra, y0, TS, *THETA), tiered=False)
     np.testing.assert_allclose(f(Y0), integrate.odeint(lotka_volterra, Y0, TS, *THETA),

@@ -34,6 +34,30 @@ def test_minimize_rosenbrock_reaches_scipys_answer(method, n):
         assert np.max(np.abs(res.jac)) <= 1e-5
 
 
+@pytest.mark.parametrize("n", [10, 100])
+def test_minimize_with_bounds_reaches_scipys_answer(n):
+    x0 = np.linspace(-1.2, 1.0, n)
+    bounds = [(-1.5, 0.7)] * (n - 1) + [(None, 0.5)]
+    want = so.minimize(so.rosen, x0, jac=so.rosen_der, method="L-BFGS-B", bounds=bounds)
+    res = optimize.minimize(rosen, x0, method="L-BFGS-B", bounds=so.Bounds(
+        [b[0] if b[0] is not None else -np.inf for b in bounds], [b[1] for b in bounds]))
+    assert bool(res.success), res.message
+    np.testing.assert_allclose(res.x, want.x, atol=1e-4)
+    assert res.fun <= want.fun * (1 + 1e-9)
+    assert np.all(res.x <= 0.7) and res.x[-1] <= 0.5
+
+
+def test_bounded_solution_derivative_is_zero_at_active_bounds():
+    # x* = clip(a, 0, 1): dx*/da is 1 where a is inside the box, 0 where a bound holds
+    def xstar(a):
+        return optimize.minimize(lambda x, a: tnp.sum(W * (x - a) ** 2), np.full(3, 0.5),
+                                 args=(a,), method="L-BFGS-B", bounds=[(0, 1)] * 3,
+                                 options={"gtol": 1e-10}).x
+    a = np.array([0.4, 2.0, -1.0])
+    np.testing.assert_allclose(xstar(a), np.clip(a, 0, 1), atol=1e-8)
+    np.testing.assert_allclose(tf.jacrev(xstar)(a), np.diag([1.0, 0.0, 0.0]), atol=1e-8)
+
+
 def test_minimize_jac_conventions_and_result_fields():
     x0 = np.array([-1.2, 1.0])
     a = optimize.minimize(rosen, x0, method="BFGS")
@@ -51,7 +75,9 @@ def test_minimize_reports_iteration_limit_and_rejects_unsupported():
     res = optimize.minimize(rosen, np.array([-1.2, 1.0]), options={"maxiter": 3})
     assert res.status == 1 and not res.success and res.nit == 3
     with pytest.raises(UnsupportedError, match="bounds"):
-        optimize.minimize(rosen, np.zeros(2), method="L-BFGS-B", bounds=[(0, 1), (0, 1)])
+        optimize.minimize(rosen, np.zeros(2), method="BFGS", bounds=[(0, 1), (0, 1)])
+    with pytest.raises(ShapeError, match="pair per variable"):
+        optimize.minimize(rosen, np.zeros(2), method="L-BFGS-B", bounds=[(0, 1)])
     with pytest.raises(UnsupportedError, match="Nelder-Mead"):
         optimize.minimize(rosen, np.zeros(2), method="Nelder-Mead")
     with pytest.raises(UnsupportedError, match="xatol"):

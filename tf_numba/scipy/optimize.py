@@ -283,25 +283,70 @@ def _two_loop(g, S, Y, rho, valid):
     return -r
 
 
-def _lbfgs(vg, x0, gtol, ftol, maxiter, maxfun, maxcor, c1, c2, maxls):
-    """L-BFGS (no bounds) with L-BFGS-B's stopping rules: relative reduction of f below
-    ``ftol`` or largest gradient component below ``gtol``; the line search takes L-BFGS-B's
-    constants (c1 = 1e-3, c2 = 0.9) and its first step 1/|g|."""
+def _projected_search(vg, x, p, f0, g0, a1, lo, hi, c1, maxiter):
+    """Backtracking along the projected path ``clip(x + a p, lo, hi)``, halving ``a`` from
+    ``a1`` until the Armijo condition holds for the projected step (Bertsekas 1982).
+    Returns (ok, x1, f1, g1, evaluations)."""
+    def cond(s):
+        return ~s[1] & (s[0] < maxiter)
+
+    def body(s):
+        i = s[0]
+        z = tnp.clip(x + (a1 * 0.5 ** i.astype(aval_of(x).dtype)) * p, lo, hi)
+        f, g = vg(z)
+        ok = (f <= f0 + c1 * _dot(g0, z - x)) & tnp.isfinite(f)
+        return i + 1, ok, z, f, g
+    i, ok, z, f, g = lax.while_loop(cond, body, (np.int64(0), np.bool_(False), x, f0, g0))
+    return ok, z, f, g, i
+
+
+def _free(x, g, lo, hi):
+    """The variables not held at a bound by a gradient pointing out of the box."""
+    return ~(((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0)))
+
+
+def _lbfgs(vg, x0, gtol, ftol, maxiter, maxfun, maxcor, c1, c2, maxls, bounds=None):
+    """L-BFGS with L-BFGS-B's stopping rules: relative reduction of f below ``ftol`` or
+    largest projected-gradient component below ``gtol``. Unbounded, the line search is the
+    strong-Wolfe one with L-BFGS-B's constants (c1 = 1e-3, c2 = 0.9); with ``bounds``
+    (lo, hi), a projected quasi-Newton step: the two-loop direction on the free variables,
+    then backtracking along the projection onto the box (not L-BFGS-B's Cauchy point and
+    subspace minimization, so its iterates differ from SciPy's; the solution is the same).
+    The first step is 1/|g| long, as L-BFGS-B's."""
     n = P.shape_of(x0)[0]
     dt = aval_of(x0).dtype
+    lo, hi = bounds if bounds is not None else (None, None)
+    if bounds is not None:
+        x0 = tnp.clip(x0, lo, hi)
     f0, g0 = vg(x0)
-    start = tnp.where(tnp.max(tnp.abs(g0)) <= gtol, 0, RUNNING)
     eps = np.finfo(dt).eps
+
+    def projected(x, g):
+        return g if bounds is None else x - tnp.clip(x - g, lo, hi)
+    start = tnp.where(tnp.max(tnp.abs(projected(x0, g0))) <= gtol, 0, RUNNING)
 
     def cond(s):
         return (s[-1] == RUNNING) & (s[0] < maxiter) & (s[-2] < maxfun)
 
     def body(s):
         k, x, f, g, S, Y, rho, valid, nfev, _ = s
-        p = _two_loop(g, S, Y, rho, valid)
         a1 = tnp.where(k == 0, tnp.minimum(1.0, 1.0 / tnp.sqrt(_dot(g, g))), 1.0)
-        ok, a, f1, g1, evals = _wolfe(vg, x, p, f, g, a1, c1, c2, maxls)
-        step, y = a * p, g1 - g
+        if bounds is None:
+            p = _two_loop(g, S, Y, rho, valid)
+            ok, a, f1, g1, evals = _wolfe(vg, x, p, f, g, a1, c1, c2, maxls)
+            x1 = x + a * p
+        else:
+            # the pairs restricted to the free variables (those with too little curvature
+            # there are left out)
+            free = _free(x, g, lo, hi)
+            Sf, Yf = S * free, Y * free
+            sy_f = tnp.sum(Sf * Yf, axis=1)
+            valid_f = valid & (sy_f > eps * tnp.sum(Yf * Yf, axis=1))
+            p = _two_loop(g * free, Sf, Yf, 1.0 / tnp.where(valid_f, sy_f, 1.0), valid_f)
+            p = p * free
+            p = tnp.where(_dot(g, p) < 0, p, -g * free)
+            ok, x1, f1, g1, evals = _projected_search(vg, x, p, f, g, a1, lo, hi, c1, maxls)
+        step, y = x1 - x, g1 - g
         sy, yy = _dot(step, y), _dot(y, y)
         # L-BFGS-B keeps a pair only if it has enough curvature
         keep = ok & (sy > eps * yy)
@@ -312,8 +357,9 @@ def _lbfgs(vg, x0, gtol, ftol, maxiter, maxfun, maxcor, c1, c2, maxls):
         rho1 = push(rho, 1.0 / tnp.where(keep, sy, 1.0))
         valid1 = push(valid, np.bool_(True))
         reduced = (f - f1) <= ftol * tnp.maximum(tnp.maximum(tnp.abs(f), tnp.abs(f1)), 1.0)
-        status = tnp.where(ok & reduced & tnp.isfinite(f1), 0, _status(ok, f1, g1, gtol))
-        x, f, g = (tnp.where(ok, a_, b_) for a_, b_ in zip((x + step, f1, g1), (x, f, g)))
+        status = tnp.where(ok & reduced & tnp.isfinite(f1), 0,
+                           _status(ok, f1, projected(x1, g1), gtol))
+        x, f, g = (tnp.where(ok, a_, b_) for a_, b_ in zip((x1, f1, g1), (x, f, g)))
         return (k + ok.astype(np.int64), x, f, g, S1, Y1, rho1, valid1, nfev + evals, status)
 
     init = (np.int64(0), x0, f0, g0, np.zeros((maxcor, n), dt), np.zeros((maxcor, n), dt),
@@ -365,14 +411,15 @@ def _newton(F_and_J, x0, xtol, maxfev):
 
 # ---------------------------------------------------------------- implicit differentiation
 
-def _implicit(solver, residual, value, x0, theta):
+def _implicit(solver, residual, value, x0, theta, free=None):
     """``solver(x0, theta)`` (a tuple whose first item is x* with ``residual(x*, theta) ==
     0``) made differentiable in ``theta`` by the implicit-function theorem:
     ``dx*/dtheta = -(dR/dx)^-1 dR/dtheta``. With ``value``, the second item is
     ``value(x*, theta)`` (f at a minimum) and its cotangent adds its partial derivative in
     theta (the derivative through x* vanishes where the gradient does); the other items
     (gradient or residual at x*, counts) are zero or constant along the solution set and
-    get none."""
+    get none. ``free(x*, theta)``, for a box-constrained minimum, marks the variables not
+    held at a bound: the others have derivative 0 and the system is solved on the free ones."""
     if not any(P.is_tracer(t) for t in theta):
         # nothing to differentiate but x0, on which x* does not depend: the plain loop
         # (which jit compiles, where a custom_vjp call runs on NumPy)
@@ -397,6 +444,11 @@ def _implicit(solver, residual, value, x0, theta):
                 full[k] = t
             return full
         J = jacfwd(lambda x_: residual(x_, theta))(x)
+        if free is not None:
+            mask = free(x, theta)
+            both = mask[:, None] & mask[None, :]
+            J = tnp.where(both, J, np.eye(P.shape_of(x)[0], dtype=aval_of(x).dtype))
+            ct_x = tnp.where(mask, ct_x, 0.0)
         u = tnp.linalg.solve(tnp.transpose(J), ct_x)
         if value is None:
             _, pull = vjp(lambda th: residual(x, with_diff(th)), [theta[k] for k in diff])
@@ -433,9 +485,29 @@ def _options(name, options, defaults):
     return {k: options.get(k, v) for k, v in defaults.items()}
 
 
+def _box(bounds, n, dt):
+    """(lo, hi) arrays of length n from SciPy's bounds: a ``Bounds``-like object with
+    ``lb``/``ub``, or one (min, max) pair per variable, None for no bound."""
+    if hasattr(bounds, "lb") and hasattr(bounds, "ub"):
+        lo, hi = (np.broadcast_to(np.asarray(b, dt), (n,)) for b in (bounds.lb, bounds.ub))
+    else:
+        pairs = list(bounds)
+        if len(pairs) != n:
+            raise ShapeError(f"minimize: {len(pairs)} bounds for {n} variables; give one "
+                             "(min, max) pair per variable", op="minimize",
+                             source=user_source())
+        lo = np.array([-np.inf if p[0] is None else p[0] for p in pairs], dt)
+        hi = np.array([np.inf if p[1] is None else p[1] for p in pairs], dt)
+    if np.any(lo > hi):
+        raise ShapeError("minimize: a lower bound exceeds its upper bound", op="minimize",
+                         source=user_source())
+    return lo, hi
+
+
 def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, options=None):
     """The minimum of ``fun(x, *args)`` from ``x0`` (1-D), as ``scipy.optimize.minimize``
-    with ``method`` "BFGS" or "L-BFGS-B" (without bounds): the gradient comes from
+    with ``method`` "BFGS" or "L-BFGS-B" (``bounds``: a ``Bounds`` or (min, max) pairs,
+    None for unbounded): the gradient comes from
     differentiating ``fun`` (``jac=None``), from ``fun`` itself (``jac=True``: it returns
     ``(f, g)``) or from ``jac(x, *args)``. Both are traced once (write them with
     ``tf_numba.numpy``).
@@ -445,7 +517,8 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
     nit, nfev, njev, status, success, message``) is a pytree of arrays. ``x`` and ``fun``
     are differentiable in the float arguments in ``args`` (and in values ``fun`` closes
     over) by the implicit-function theorem, which solves one linear system with the
-    Hessian at the optimum; no derivative flows through the iterations.
+    Hessian at the optimum (on the variables not held at a bound); no derivative flows
+    through the iterations.
 
     Options, BFGS: ``gtol`` (1e-5), ``maxiter`` (200 n), ``c1``, ``c2`` (1e-4, 0.9);
     L-BFGS-B: ``maxcor`` (10), ``ftol`` (2.2e-9), ``gtol`` (1e-5), ``maxiter``, ``maxfun``
@@ -460,12 +533,13 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
     if method_key not in ("BFGS", "L-BFGS-B"):
         raise UnsupportedError(f"minimize: method {method!r} is not supported; use 'BFGS' or "
                                "'L-BFGS-B'", op=name, source=user_source())
-    if bounds is not None:
-        raise UnsupportedError("minimize: bounds are not supported yet (L-BFGS-B runs "
-                               "unconstrained); reparametrize, e.g. x = lo + softplus(z)",
-                               op=name, source=user_source())
     x0 = _vector(x0, name)
     n = P.shape_of(x0)[0]
+    if bounds is not None:
+        if method_key != "L-BFGS-B":
+            raise UnsupportedError(f"minimize: method {method!r} cannot handle bounds; use "
+                                   "'L-BFGS-B'", op=name, source=user_source())
+        bounds = _box(bounds, n, aval_of(x0).dtype)
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     leaves, tree = pytree.flatten(pytree.tree_map(P.as_array, args))
     vg_c, consts = closure_convert(
@@ -488,10 +562,13 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
 
         def solver(x, th):
             return _lbfgs(lambda z: vg_c(z, *th), x, gtol, ftol, o["maxiter"], o["maxfun"],
-                          int(o["maxcor"]), 1e-3, 0.9, o["maxls"])
+                          int(o["maxcor"]), 1e-3, 0.9, o["maxls"], bounds)
         method_name = "L-BFGS-B"
+    free = None if bounds is None else \
+        (lambda x, th: _free(x, vg_c(x, *th)[1], bounds[0], bounds[1]))
     x, f, g, nit, nfev, status = _implicit(
-        solver, lambda x, th: vg_c(x, *th)[1], lambda x, th: vg_c(x, *th)[0], x0, theta)
+        solver, lambda x, th: vg_c(x, *th)[1], lambda x, th: vg_c(x, *th)[0], x0, theta,
+        free)
     return OptimizeResult(x, f, stop_gradient(g), nit, nfev, nfev, status, status == 0,
                           method_name)
 
