@@ -107,3 +107,7 @@ class ForeignPrepared(RuntimeUsageError):
 
 class StalePrepared(RuntimeUsageError):
     """A ``Prepared`` plan from an older epoch (before ``reconfigure``) was passed to ``run``."""
+
+
+__all__ = sorted(name for name, value in globals().items()
+                 if isinstance(value, type) and issubclass(value, TfNumbaError))

@@ -459,3 +459,7 @@ def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_
         upd = layout.expand_dims(upd, (axis,))
     return dynamic_update_slice_in_dim(x, upd, index, axis,
                                        allow_negative_indices=allow_negative_indices)
+
+
+from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -223,3 +223,7 @@ class Partial(functools.partial):
 pytree.register_pytree_node(
     Partial, lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -79,3 +79,13 @@ euler_gamma = _np.euler_gamma
 inf = _math.inf
 nan = _math.nan
 newaxis = None
+
+# Keep this last: the public names are the ones defined above, less the modules that
+# implement them (tnp.linalg and tnp.fft are public namespaces of their own).
+import types as _types  # noqa: E402
+from .._reference import public_dir as _public_dir  # noqa: E402
+
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and (not isinstance(value, _types.ModuleType)
+                                                  or name in ("linalg", "fft")))
+__dir__ = _public_dir(globals())

@@ -382,3 +382,7 @@ def toeplitz(c, r=None):
     vals = tnp.concatenate([tnp.flip(c, -1), r[..., 1:]], axis=-1)
     index = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
     return tnp.take(vals, index, axis=-1)
+
+
+from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

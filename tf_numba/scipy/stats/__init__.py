@@ -29,3 +29,7 @@ DISCRETE = ("bernoulli", "poisson", "geom", "binom", "nbinom", "betabinom")
 MULTIVARIATE = ("multivariate_normal", "dirichlet", "multinomial")
 DISTRIBUTIONS = CONTINUOUS + DISCRETE + MULTIVARIATE
 __all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]
+
+
+from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
