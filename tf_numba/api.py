@@ -606,3 +606,31 @@ def jacrev(fn, argnums=0):
 def hessian(fn, argnums=0):
     """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function."""
     return jacfwd(jacrev(fn, argnums), argnums)
+
+
+jacobian = jacrev   # jax.jacobian's name: reverse mode
+
+
+def eval_shape(fn, *args, **kwargs):
+    """The shapes and dtypes ``fn(*args, **kwargs)`` would return, as a pytree of
+    ``ShapeDtype`` (``jax.eval_shape``): ``fn`` is traced, not run. Arguments may be
+    arrays, ``ShapeDtype`` or anything with ``.shape`` and ``.dtype``.
+
+    >>> eval_shape(lambda x: tnp.outer(x, x).astype(np.float32), ShapeDtype((3,)))
+    ShapeDtype(f32[3,3])
+    """
+    def stand_in(x):
+        if isinstance(x, (ShapeDtype, Tracer, np.ndarray)) or not (
+                hasattr(x, "shape") and hasattr(x, "dtype")):
+            return x
+        return ShapeDtype(x.shape, x.dtype)
+    args = pytree.tree_map(stand_in, args)
+    traced = TracedFunction(fn, args, kwargs)
+    outs = [ShapeDtype(a.shape, a.dtype) for a in traced.program.out_avals]
+    return pytree.unflatten(traced.out_tree, outs)
+
+
+def block_until_ready(x):
+    """``x`` itself (``jax.block_until_ready``): tf_numba computes synchronously, so its
+    results are NumPy arrays that are ready when a call returns."""
+    return x
