@@ -98,7 +98,7 @@ def test_odeint_matches_scipy_to_its_tolerance():
     np.testing.assert_allclose(tight, want, rtol=1e-9, atol=1e-9)
 
 
-def test_odeint_takes_pytrees_tfirst_and_float32():
+def test_odeint_takes_pytrees_tfirst_float32_and_complex():
     def f(t, state, k):
         return {"a": -k * state["a"], "b": state["a"] * tnp.ones(2)}
     ys = integrate.odeint(f, {"a": 1.0, "b": np.zeros(2)}, np.array([0.0, 1.0, 2.0]), 0.5,
@@ -110,6 +110,10 @@ def test_odeint_takes_pytrees_tfirst_and_float32():
                            rtol=1e-6, atol=1e-6)
     assert y32.dtype == np.float32
     np.testing.assert_allclose(y32[-1], np.exp(-1.0), rtol=1e-5)
+    ts = np.linspace(0.0, 2.0, 5)
+    yc = integrate.odeint(lambda y, t: 1j * y, np.array([1.0 + 0.5j]), ts)
+    assert yc.dtype == np.complex128
+    np.testing.assert_allclose(yc[:, 0], (1.0 + 0.5j) * np.exp(1j * ts), rtol=1e-7)
 
 
 def _central(fn, x, h=1e-5):

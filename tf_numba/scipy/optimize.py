@@ -10,7 +10,7 @@ by the implicit-function theorem.
 (array([3., 3.]), np.True_)
 >>> tf.grad(lambda a: optimize.minimize(lambda x, a: tnp.sum((x - a) ** 2), np.zeros(2),
 ...                                     args=(a,)).x[0])(3.0)     # d x*/d a
-array(1.)
+np.float64(1.0)
 """
 from typing import NamedTuple
 
@@ -653,3 +653,4 @@ def fsolve(func, x0, args=(), fprime=None, full_output=False, xtol=1.49012e-8, m
     info = {"nfev": res.nfev, "njev": res.njev, "fvec": res.fun, "fjac": res.jac}
     ier = tnp.where(res.success, 1, 5)
     return res.x, info, ier, res.message if not P.is_tracer(res.status) else ""
+
