@@ -30,7 +30,8 @@ import numpy as np
 from . import numpy as tnp
 from .core import dtypes
 from .core.trace import Tracer
-from .errors import DTypeError, ShapeError, TfNumbaError
+from .errors import DTypeError, ShapeError
+from .ops.bits import shift_right_logical
 
 __all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
@@ -61,9 +62,9 @@ class _NumpyWords:
 
 class _TracedWords:
     """32-bit words held in int64 tracers: sums masked to 32 bits, a rotation as a product
-    and a floor division by powers of two (exact: the words are below 2**32, so ``x << r``
-    stays below 2**63). Threefry is then made of elementwise integer primitives, which
-    compile into the fused kernels with no lowering of their own."""
+    (exact: the words are below 2**32, so ``x << r`` stays below 2**63) and a logical right
+    shift. Threefry is then made of elementwise integer primitives, which compile into the
+    fused kernels."""
 
     @staticmethod
     def add(*xs):
@@ -71,8 +72,8 @@ class _TracedWords:
 
     @staticmethod
     def rotl(x, r):
-        shifted = x * (1 << r)
-        return tnp.bitwise_or(tnp.bitwise_and(shifted, _MASK), shifted // (1 << 32))
+        return tnp.bitwise_or(tnp.bitwise_and(x * (1 << r), _MASK),
+                              shift_right_logical(x, 32 - r))
 
     xor = staticmethod(tnp.bitwise_xor)
 
