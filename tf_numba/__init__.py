@@ -40,5 +40,5 @@ __all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jac
            "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
            "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
 
-from ._reference import public_dir as _public_dir  # noqa: E402
+from .core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir(tf) shows __all__, not the implementation modules

@@ -4,7 +4,7 @@ modules, with a one-line description taken from its docstring.
 A module is public when it is one of ``ROOTS`` or is named in the ``__all__`` of a public
 module (``tf.lax``, ``tnp.linalg``, ``tf.scipy.special``, ...); its public names are its
 ``__all__``. ``PUBLIC_MODULES`` lists them all; ``tests/test_reference.py`` checks that each
-has an ``__all__``, that ``dir()`` shows nothing else (see ``public_dir``), and that the
+has an ``__all__``, that ``dir()`` shows nothing else (``core/public.py``), and that the
 committed page is what ``render()`` gives.
 
     python -m tf_numba._reference            # rewrite docs/reference.md
@@ -24,18 +24,6 @@ ALIASES = {"tf_numba": "tf", "tf_numba.numpy": "tnp"}
 MAX_DESCRIPTION = 150
 
 
-def public_dir(module_globals):
-    """A module's ``__dir__`` (PEP 562) listing its ``__all__``, so that ``dir()`` and tab
-    completion show the module's API and not the helpers it imports (``np``, ``dtypes``).
-
-    >>> __dir__ = public_dir(globals())      # at the end of a public module
-    """
-    def __dir__():
-        return sorted(set(module_globals["__all__"])
-                      | {n for n in module_globals if n.startswith("__")})
-    return __dir__
-
-
 def public_modules():
     """Every public module, roots first, each once, in the order they are reached."""
     found, queue = [], [importlib.import_module(name) for name in ROOTS]
@@ -52,7 +40,7 @@ def public_modules():
 
 
 def _spelled(module_name):
-    for root, alias in ALIASES.items():
+    for root, alias in sorted(ALIASES.items(), key=lambda item: -len(item[0])):
         if module_name == root:
             return alias
         if module_name.startswith(root + "."):
@@ -68,6 +56,9 @@ def _first_sentence(doc):
             break
         lines.append(line.strip())
     text = " ".join(lines)
+    head, colon, rest = text.partition(": ")
+    if colon and " " not in head:       # "``tf_numba.numpy``: the NumPy namespace ..."
+        text = rest[:1].upper() + rest[1:]
     for end in (". ", ": "):
         cut = text.find(end)
         if 0 < cut < MAX_DESCRIPTION:
@@ -78,8 +69,22 @@ def _first_sentence(doc):
     return text.rstrip(":")
 
 
-def describe(value):
-    """(kind, one line) for a public value."""
+def _mirrored(module_name, name):
+    """``numpy.fft.fft2`` for ``tnp.fft.fft2`` (``scipy.linalg.det`` for
+    ``tf.scipy.linalg.det``) when that library has the name; None otherwise."""
+    for ours, theirs in (("tf_numba.numpy", "numpy"), ("tf_numba.scipy", "scipy")):
+        if module_name == ours or module_name.startswith(ours + "."):
+            path = theirs + module_name[len(ours):]
+            try:
+                found = getattr(importlib.import_module(path), name, None)
+            except ImportError:
+                return None
+            return f"{path}.{name}" if found is not None else None
+    return None
+
+
+def describe(value, module_name="", name=""):
+    """(kind, one line) for a public value (``name`` of module ``module_name``)."""
     if isinstance(value, types.ModuleType):
         return "module", _first_sentence(value.__doc__ or "") or "(no docstring)"
     own = getattr(value, "__module__", None) or ""
@@ -90,8 +95,10 @@ def describe(value):
     kind = "class" if isinstance(value, type) else "function"
     if not own.startswith("tf_numba") and own:
         return kind, f"`{own}.{getattr(value, '__name__', '')}` (the same object)"
-    doc = value.__doc__ if isinstance(value, type) or callable(value) else None
-    return kind, _first_sentence(doc) if doc else "(no docstring)"
+    if value.__doc__:
+        return kind, _first_sentence(value.__doc__)
+    mirrored = _mirrored(module_name, name)
+    return kind, f"As `{mirrored}`." if mirrored else "(no docstring)"
 
 
 def _cell(text):
@@ -117,7 +124,7 @@ def render():
         out += ["", f"## {name}", "", f"`{module.__name__}`: {_cell(describe(module)[1])}",
                 "", "| name | kind | what it is |", "| --- | --- | --- |"]
         for public in sorted(module.__all__, key=lambda n: (n.lower(), n)):
-            kind, line = describe(getattr(module, public))
+            kind, line = describe(getattr(module, public), module.__name__, public)
             out.append(f"| `{name}.{public}` | {kind} | {_cell(line)} |")
     return "\n".join(out) + "\n"
 

@@ -588,5 +588,5 @@ def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=T
     return total / windows.reduce_window(ones, 0.0, windows.add, window, steps, padding)
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

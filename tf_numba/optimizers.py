@@ -320,5 +320,5 @@ def clip_grads(grad_tree, max_norm):
 clip_by_global_norm = clip_grads
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

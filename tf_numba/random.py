@@ -676,3 +676,7 @@ def _poisson_ptrs(key, lam, shape):
         ok = tnp.logical_or(accept1, tnp.logical_and(tnp.logical_not(reject), accept2))
         return kk, ok
     return _rejection(key, shape, propose, np.float64)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -21,5 +21,5 @@ __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves
            "map", "map_with_path", "reduce", "structure", "transpose", "unflatten"]
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

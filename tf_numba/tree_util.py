@@ -225,5 +225,5 @@ pytree.register_pytree_node(
     lambda func, children: Partial(func, *children[0], **children[1]))
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

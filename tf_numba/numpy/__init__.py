@@ -83,7 +83,7 @@ newaxis = None
 # Keep this last: the public names are the ones defined above, less the modules that
 # implement them (tnp.linalg and tnp.fft are public namespaces of their own).
 import types as _types  # noqa: E402
-from .._reference import public_dir as _public_dir  # noqa: E402
+from ..core.public import public_dir as _public_dir  # noqa: E402
 
 __all__ = sorted(name for name, value in globals().items()
                  if not name.startswith("_") and (not isinstance(value, _types.ModuleType)

@@ -220,5 +220,5 @@ def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -440,5 +440,5 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     return P.scalar_result(tnp.sum(s > tol, axis=-1))
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -14,5 +14,5 @@ __all__ = ["CpuEngine", "EngineTarget", "PlanCache", "Prepared", "Runtime", "Run
            "default_runtime"]
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

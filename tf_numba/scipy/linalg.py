@@ -384,5 +384,5 @@ def toeplitz(c, r=None):
     return tnp.take(vals, index, axis=-1)
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -262,5 +262,5 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
     return pieces[0] if len(pieces) == 1 else tnp.concatenate(pieces, axis=ax)
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -517,5 +517,5 @@ def kl_div(x, y):
     return _in_float64("kl_div", _relative_entropy(True), x, y)
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -31,5 +31,5 @@ DISTRIBUTIONS = CONTINUOUS + DISCRETE + MULTIVARIATE
 __all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]
 
 
-from tf_numba._reference import public_dir as _public_dir  # noqa: E402
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
