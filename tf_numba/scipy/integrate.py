@@ -419,3 +419,6 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
     ys = solve(y_flat, ts, *arg_leaves, *captured)
     return unravel(ys, (P.shape_of(ts)[0],))
 
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

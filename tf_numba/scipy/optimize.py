@@ -654,3 +654,6 @@ def fsolve(func, x0, args=(), fprime=None, full_output=False, xtol=1.49012e-8, m
     ier = tnp.where(res.success, 1, 5)
     return res.x, info, ier, res.message if not P.is_tracer(res.status) else ""
 
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
