@@ -91,10 +91,13 @@ class Clusters:
 
     def __init__(self):
         from distributed import Client, LocalCluster
+        for name in list(logging.root.manager.loggerDict):   # distributed's INFO chatter
+            if name.startswith("distributed"):
+                logging.getLogger(name).setLevel(logging.WARNING)
         self.clusters, self.clients, self._data = {}, {}, {}
         for tool, n in ((ONE, 1), (TWO, 2)):
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=40,
+                                   dashboard_address=":0", silence_logs=logging.ERROR,
                                    env={"TF_NUMBA_TIERED": "0"})
             self.clusters[tool] = cluster
             self.clients[tool] = Client(cluster, set_as_default=False)
@@ -250,7 +253,6 @@ def targets(case):
 
 
 def main():
-    logging.getLogger("distributed").setLevel(logging.WARNING)
     bench = _bench.Bench("dask_bench", __doc__, reference=TWO, default_rounds=7,
                          quick_rounds=3, batch_seconds=1e-3,
                          extra_args=[(("--rows",), dict(type=int, default=2_000_000))])
