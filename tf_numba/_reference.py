@@ -90,8 +90,11 @@ def describe(value, module_name="", name=""):
     own = getattr(value, "__module__", None) or ""
     if isinstance(value, type) and not own.startswith("tf_numba"):
         return "type", f"NumPy's `{value.__name__}` (the same object)"
-    if not callable(value):
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
         return "constant", f"`{value!r}`"
+    if not callable(value):         # an instance (a distribution object): its class says
+        doc = type(value).__doc__
+        return "object", _first_sentence(doc) if doc else f"a `{type(value).__name__}`"
     kind = "class" if isinstance(value, type) else "function"
     if not own.startswith("tf_numba") and own:
         return kind, f"`{own}.{getattr(value, '__name__', '')}` (the same object)"
