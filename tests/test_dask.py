@@ -333,7 +333,8 @@ def test_cluster_vmap_and_value_and_grad_equal_single_process(client, monkeypatc
     monkeypatch.setattr(client, "scatter",
                         lambda data, **kw: scatters.append(kw) or scatter(data, **kw))
     value, grad = tf.dask.value_and_grad(loss, data_argnums=(1, 2))(w, xd, yd)
-    assert [kw["broadcast"] for kw in scatters] == [True]        # the parameters: once, to every worker
+    # the parameters: one scatter, to every worker
+    assert [kw["broadcast"] for kw in scatters] == [True]
     want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
     np.testing.assert_allclose(value, want_value, rtol=1e-13)
     np.testing.assert_allclose(grad, want_grad, rtol=1e-12)

@@ -95,7 +95,8 @@ def _source(state):
 # ---------------------------------------------------------------- parameters
 
 # What a parameter may hold, pickled as it is: data, dims, avals, sub-programs (their own
-# __reduce__), primitives (by name), classes (pytree node kinds, by reference) and pytree structures.
+# __reduce__), primitives (by name), classes (pytree node kinds, by reference) and pytree
+# structures.
 _DATA = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray,
          np.dtype, ShapedArray, Program, Primitive, type, slice)
 

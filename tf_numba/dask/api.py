@@ -124,7 +124,7 @@ def _arrays(prefix, fn, leaves, in_tree, grid, traces):
     import dask.array as da
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
-    arrays, dask_leaves = _split_leaves(leaves)
+    _, dask_leaves = _split_leaves(leaves)
     programs = BlockPrograms(fn, leaves, in_tree, dask_leaves, grid, traces)
     cells = grid.cells()
     for cell in cells:
