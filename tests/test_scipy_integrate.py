@@ -7,7 +7,7 @@ import scipy.integrate as si
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.errors import ShapeError
+from tf_numba.errors import ShapeError, UnsupportedError
 from tf_numba.scipy import integrate
 
 RNG = np.random.default_rng(0)
@@ -196,3 +196,24 @@ def test_odeint_rejects_bad_times_and_state_mismatch():
         integrate.odeint(lambda y, t: -y, 1.0, np.ones((2, 2)))
     with pytest.raises(ShapeError, match="state"):
         integrate.odeint(lambda y, t: tnp.ones(3), np.ones(2), np.array([0.0, 1.0]))
+
+
+def test_odeint_runs_backwards_in_time_like_scipy():
+    ts = np.linspace(2.0, 0.0, 5)
+    want = si.odeint(lambda y, t: -y * t, np.array([1.0]), ts, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(integrate.odeint(lambda y, t: -y * t, np.array([1.0]), ts), want,
+                               rtol=1e-7)
+
+
+def test_solve_ivp_reports_at_t_eval_within_its_tolerance():
+    te = np.linspace(0.0, 3.0, 4)
+    f = lambda t, y, k: tnp.stack([y[1], -k * y[0]])
+    res = integrate.solve_ivp(f, (0.0, 3.0), np.array([1.0, 0.0]), t_eval=te, args=(2.0,),
+                              rtol=1e-8, atol=1e-10)
+    want = si.solve_ivp(lambda t, y, k: [y[1], -k * y[0]], (0.0, 3.0), [1.0, 0.0],
+                        t_eval=te, args=(2.0,), rtol=1e-8, atol=1e-10)
+    assert res.y.shape == want.y.shape and bool(res.success)
+    np.testing.assert_allclose(res.y[0], np.cos(np.sqrt(2.0) * te), atol=1e-7)
+    np.testing.assert_allclose(res.y, want.y, atol=1e-7)
+    with pytest.raises(UnsupportedError, match="t_eval"):
+        integrate.solve_ivp(f, (0.0, 3.0), np.array([1.0, 0.0]), args=(2.0,))

@@ -11,6 +11,7 @@ array([0.13533528])
 array(-0.1353353)
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,12 +21,12 @@ from ..core import dtypes, pytree
 from ..core.linear import aval_of
 from ..core.trace import user_source
 from ..custom_derivatives import closure_convert, custom_vjp
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, UnsupportedError
 from ..numpy import _promote as P
 from ..ops import layout
 import tf_numba.numpy as tnp
 
-__all__ = ["trapezoid", "cumulative_trapezoid", "simpson", "odeint"]
+__all__ = ["trapezoid", "cumulative_trapezoid", "simpson", "odeint", "solve_ivp", "OdeResult"]
 
 trapezoid = tnp.trapezoid
 
@@ -355,8 +356,8 @@ def _make_odeint(f, n_args, rtol, atol, mxstep, hmax, fingerprint):
 
 def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hmax=0.0,
            tfirst=False):
-    """The solution of ``dy/dt = func(y, t, *args)`` at the times ``t`` (increasing),
-    ``t[0]`` the time of ``y0``, as ``scipy.integrate.odeint`` (``args=`` or trailing
+    """The solution of ``dy/dt = func(y, t, *args)`` at the times ``t`` (monotonic;
+    decreasing only when concrete), ``t[0]`` the time of ``y0``, as ``scipy.integrate.odeint`` (``args=`` or trailing
     positional arguments, as ``jax.experimental.ode.odeint``; ``tfirst`` for
     ``func(t, y, ...)``). ``y0`` may be a pytree of arrays; the result has its structure
     with a leading axis of ``len(t)``.
@@ -385,6 +386,12 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
         raise ShapeError(f"odeint: t must be a 1-D array of output times, got shape "
                          f"{P.shape_of(ts)}", op="odeint", source=user_source())
     user_f = (lambda y, t_, *a: func(t_, y, *a)) if tfirst else func
+    if not P.is_tracer(ts) and P.shape_of(ts)[0] > 1 and ts[-1] < ts[0]:
+        # backwards in time, as SciPy allows: forwards in s = -t for dy/ds = -func(y, -s)
+        def backwards(y, s, *a, f=user_f):
+            return pytree.tree_map(lambda v: -P.as_array(v), f(y, -s, *a))
+        return odeint(backwards, y0, -ts, *args, rtol=rtol, atol=atol, mxstep=mxstep,
+                      hmax=hmax)
     y_flat, unravel = _ravel(pytree.tree_map(P.as_array, y0))
     if not dtypes.is_inexact(aval_of(y_flat).dtype):
         y_flat = P.cast(y_flat, dtypes.float64)
@@ -422,3 +429,51 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
 
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
+
+
+class OdeResult(NamedTuple):
+    """``solve_ivp``'s result: times ``t``, states ``y`` (one column per time), and the
+    status (0; -1 when the solution is not finite)."""
+    t: object
+    y: object
+    status: object
+    success: object
+
+    @property
+    def message(self):
+        return ("The solver successfully reached the end of the integration interval."
+                if int(self.status) == 0 else "The solution is not finite.")
+
+    def __getitem__(self, key):
+        return getattr(self, key) if isinstance(key, str) else tuple.__getitem__(self, key)
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, args=None, rtol=1e-3, atol=1e-6,
+              max_step=np.inf):
+    """``dy/dt = fun(t, y, *args)`` from ``y0`` at ``t_span[0]``, reported at ``t_eval``, as
+    ``scipy.integrate.solve_ivp`` with method "RK45" (Dormand-Prince, ``odeint``'s solver,
+    and its adjoint derivatives). ``t_eval`` is required: a traced program has no
+    variable-length output for the solver's own steps.
+
+    >>> solve_ivp(lambda t, y: -y, (0.0, 1.0), np.array([1.0]), t_eval=np.array([1.0])).y
+    ...                                    # exp(-1) = 0.3679 to rtol 1e-3 (SciPy: 0.36809)
+    array([[0.36820871]])
+    """
+    if method not in ("RK45", "DOP853", "RK23"):
+        raise UnsupportedError(f"solve_ivp: method {method!r} is not supported; the explicit "
+                               "Runge-Kutta methods are solved by RK45", op="solve_ivp",
+                               source=user_source())
+    if t_eval is None:
+        raise UnsupportedError("solve_ivp: pass t_eval, the times to report (the solver's own "
+                               "steps have no fixed count)", op="solve_ivp",
+                               source=user_source())
+    t0, t1 = (float(v) for v in t_span)
+    times = P.as_array(t_eval)
+    if not dtypes.is_inexact(aval_of(times).dtype):
+        times = P.cast(times, dtypes.float64)
+    ts = tnp.concatenate([np.full((1,), t0, aval_of(times).dtype), times])
+    y0 = P.as_array(y0)
+    ys = odeint(fun, y0, ts, *(() if args is None else tuple(args)), rtol=rtol, atol=atol,
+                mxstep=np.inf, hmax=max_step, tfirst=True)
+    status = tnp.where(tnp.all(tnp.isfinite(ys)), 0, -1)
+    return OdeResult(times, tnp.moveaxis(ys[1:], 0, -1), status, status == 0)
