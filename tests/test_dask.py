@@ -301,16 +301,22 @@ def test_value_and_grad_refuses_data_among_argnums():
 # ---------------------------------------------------------------- a two-process cluster
 
 @pytest.fixture(scope="module")
-def client():
+def cluster_client():
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                        dashboard_address=":0", silence_logs=40)
     client = distributed.Client(cluster, set_as_default=False)
     try:
-        with dask.config.set(scheduler=client.get):
-            yield client
+        yield client
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.fixture
+def client(cluster_client):
+    """The two-process cluster, as Dask's scheduler for this test only."""
+    with dask.config.set(scheduler=cluster_client.get):
+        yield cluster_client
 
 
 def test_cluster_map_blocks_is_bitwise_single_process(client):
