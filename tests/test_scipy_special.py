@@ -288,6 +288,16 @@ HOST = {
     "betainc": (special.betainc, sps.betainc,
                 [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0], UNIT_CLOSED]),
     "poch": (special.poch, sps.poch, [SIGNED[::3], SIGNED[1::3]]),
+    "gammaincinv": (special.gammaincinv, sps.gammaincinv, [SIGNED[::2], UNIT_CLOSED]),
+    "gammainccinv": (special.gammainccinv, sps.gammainccinv, [SIGNED[::2], UNIT_CLOSED]),
+    "betaincinv": (special.betaincinv, sps.betaincinv,
+                   [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0], UNIT_CLOSED]),
+    "betainccinv": (special.betainccinv, sps.betainccinv,
+                    [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0],
+                     UNIT_CLOSED]),
+    "ndtri_exp": (special.ndtri_exp, sps.ndtri_exp,
+                  [[-np.inf, -1e5, -800.0, -40.0, -0.7, -1e-20, lambda t: -t, -0.0, 0.5,
+                    np.nan]]),
     "expn": (special.expn, sps.expn, [[-1.0, 0.0, 1.0, 2.0, 7.0, 60.0], SIGNED[3:]]),
     "iv": (special.iv, sps.iv, [[-2.5, -1.0, 0.0, 0.5, 3.0, 40.0], SIGNED[4:]]),
     "ive": (special.ive, sps.ive, [[-2.5, -1.0, 0.0, 0.5, 3.0, 40.0], SIGNED[4:]]),
@@ -409,6 +419,57 @@ def test_betainc_parameter_derivatives_match_differences_of_scipy():
                                rtol=1e-12)
 
 
+def _inverse_case(fn, args, k, h):
+    """``d fn / d args[k]`` by tf_numba and by a central difference of SciPy's ``fn``."""
+    def at(v):
+        full = list(args)
+        full[k] = v
+        return full
+    got = tf.grad(lambda v: tnp.sum(getattr(special, fn)(*at(v))))(args[k])
+    return got, _central(lambda v: getattr(sps, fn)(*at(v)), args[k], h)
+
+
+def test_inverse_derivatives_match_differences_of_scipy():
+    # small and large shapes, both tails of the probability (the density there tiny)
+    a = np.array([0.05, 0.5, 2.0, 2.0, 30.0, 400.0, 3.0, 0.7])
+    p = np.array([0.3, 1e-6, 0.5, 0.999, 0.2, 0.6, 1e-12, 0.9999])
+    for fn in ("gammaincinv", "gammainccinv"):
+        for k, h in ((0, 1e-4 * np.minimum(a, 1)), (1, 1e-4 * np.minimum(p, 1 - p))):
+            got, want = _inverse_case(fn, (a, p), k, h)
+            np.testing.assert_allclose(got, want, rtol=1e-8, err_msg=f"{fn} d/arg{k}")
+    a = np.array([0.1, 0.5, 2.0, 2.0, 10.0, 100.0, 5.0, 300.0])
+    b = np.array([5.0, 0.5, 3.0, 3.0, 20.0, 50.0, 0.1, 400.0])
+    y = np.array([0.01, 0.3, 1e-8, 0.9, 0.3, 0.6, 0.999, 0.43])
+    for fn in ("betaincinv", "betainccinv"):
+        for k, h in ((0, 1e-4 * np.minimum(a, 1)), (1, 1e-4 * np.minimum(b, 1)),
+                     (2, 1e-4 * np.minimum(y, 1 - y))):
+            got, want = _inverse_case(fn, (a, b, y), k, h)
+            np.testing.assert_allclose(got, want, rtol=1e-7, err_msg=f"{fn} d/arg{k}")
+    # ndtri_exp: ndtr(x) / pdf(x) at x = ndtri_exp(y), from the far left tail to exp(y)
+    # rounding to 1 (the exponent cancels to ~1e5 eps at y = -1e5)
+    y = np.array([-1e5, -700.0, -30.0, -1.0, -0.01, -1e-10, -1e-200])
+    x = sps.ndtri_exp(y)
+    np.testing.assert_allclose(_grad(special.ndtri_exp)(y), np.exp(
+        sps.log_ndtr(x) + x * x / 2 + 0.5 * np.log(2 * np.pi)), rtol=1e-10)
+    got, want = _inverse_case("ndtri_exp", (y[:-2],), 0, 1e-5 * np.abs(y[:-2]))
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_inverses_invert_the_forward_functions_with_their_derivatives():
+    a, p = np.array([0.5, 3.0, 40.0]), np.array([0.05, 0.5, 0.95])
+    # d/da P(a, gammaincinv(a, p)) = 0 and d/dp = 1: the two rules agree
+    ga, gp = tf.grad(lambda s, q: tnp.sum(special.gammainc(s, special.gammaincinv(s, q))),
+                     argnums=(0, 1))(a, p)
+    np.testing.assert_allclose(ga, 0.0, atol=1e-12)
+    np.testing.assert_allclose(gp, 1.0, rtol=1e-12)
+    b = np.array([2.0, 0.7, 9.0])
+    g = tf.grad(lambda s, t, q: tnp.sum(special.betainc(s, t, special.betainccinv(s, t, q))),
+                argnums=(0, 1, 2))(a, b, p)
+    np.testing.assert_allclose(g[0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(g[1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(g[2], -1.0, rtol=1e-12)
+
+
 # (function, arguments, indices of the arguments it is differentiated in)
 SECOND_ORDER = {
     "gamma": (special.gamma, (np.array([-1.5, 0.4, 2.2, 7.0]),), (0,)),
@@ -422,6 +483,16 @@ SECOND_ORDER = {
                   (0, 1)),
     "betainc": (special.betainc, (np.array([0.6, 2.2, 7.0]), np.array([1.3, 4.0, 2.5]),
                                   np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "gammaincinv": (special.gammaincinv, (np.array([0.6, 2.2, 7.0]),
+                                          np.array([0.1, 0.5, 0.97])), (0, 1)),
+    "gammainccinv": (special.gammainccinv, (np.array([0.6, 2.2, 7.0]),
+                                            np.array([0.1, 0.5, 0.97])), (0, 1)),
+    "betaincinv": (special.betaincinv, (np.array([0.6, 2.2, 7.0]), np.array([1.3, 4.0, 2.5]),
+                                        np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "betainccinv": (special.betainccinv, (np.array([0.6, 2.2, 7.0]),
+                                          np.array([1.3, 4.0, 2.5]),
+                                          np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "ndtri_exp": (special.ndtri_exp, (np.array([-30.0, -3.0, -0.5, -0.05]),), (0,)),
     "erfcinv": (special.erfcinv, (np.array([0.01, 0.6, 1.3, 1.9]),), (0,)),
     "multigammaln": (lambda a: special.multigammaln(a, 3), (np.array([1.2, 3.0, 9.0]),), (0,)),
     "poch": (special.poch, (np.array([0.4, 2.2, 7.0]), np.array([1.5, 0.3, -0.5])), (0, 1)),
@@ -507,7 +578,9 @@ def test_logsumexp_b_broadcasts_and_differentiates_in_b():
 def test_jit_equals_interpreter_for_new_functions():
     def f(a, x, p):
         return (special.gammainc(a, x) + special.betainc(a, a + 1, p) + special.gamma(a)
-                + special.erfcinv(p) + special.entr(p) + special.i0e(x))
+                + special.erfcinv(p) + special.entr(p) + special.i0e(x)
+                + special.gammaincinv(a, p) + special.betainccinv(a, x, p)
+                + special.ndtri_exp(-x))
     args = (np.array([0.5, 2.0, 9.0]), np.array([0.3, 3.0, 7.0]), np.array([0.1, 0.5, 0.9]))
     np.testing.assert_array_equal(tf.jit(f, tiered=False)(*args), f(*args))
     g = tf.grad(lambda *v: tnp.sum(f(*v)), argnums=(0, 1, 2))

@@ -7,7 +7,10 @@ can be differentiated again (``gammaln' = psi``, ``psi' = polygamma(1, .)``,
 ``polygamma(n, .)' = polygamma(n + 1, .)``). The parameter derivatives of ``gammainc`` and
 ``betainc``, which have no closed form, are primitives of their own (``gammainc_da``,
 ``betainc_dab``, computed in ``incomplete.py``) whose order is a parameter, so each of them
-differentiates into the next order. Derivatives not provided raise ``MissingRuleError``
+differentiates into the next order. The inverses (``gammaincinv``, ``betaincinv``, ...)
+differentiate by the implicit-function rule at their value ``x = F^-1(y)``: ``dx/dy =
+1 / F_x(x)`` and ``dx/da = -F_a(x) / F_x(x)``, with ``F_x`` the density in closed form
+and ``F_a`` the parameter-derivative primitives, so they too differentiate to any order. Derivatives not provided raise ``MissingRuleError``
 naming the primitive and the ``jvp`` role: those in an integer order (``polygamma``,
 ``expn``, ``jv``, ``yn``), in a real order (``iv``, ``ive``), in ``zeta``'s exponent and in
 ``hyp1f1``'s parameters.
@@ -74,6 +77,11 @@ TABLE = {
     "gammainc": (_special2("gammainc"), FLOAT, SAME),     # (a, x): P(a, x)
     "gammaincc": (_special2("gammaincc"), FLOAT, SAME),   # (a, x): Q(a, x)
     "betainc": (_special2("betainc"), FLOAT, SAME),       # (a, b, x)
+    "gammaincinv": (_special2("gammaincinv"), FLOAT, SAME),     # (a, p): x, P(a, x) = p
+    "gammainccinv": (_special2("gammainccinv"), FLOAT, SAME),   # (a, q): x, Q(a, x) = q
+    "betaincinv": (_special2("betaincinv"), FLOAT, SAME),       # (a, b, y): I_x(a, b) = y
+    "betainccinv": (_special2("betainccinv"), FLOAT, SAME),     # 1 - I_x(a, b) = y
+    "ndtri_exp": (_special("ndtri_exp"), FLOAT, SAME),          # ndtri(exp(y))
     "expn": (_special2("expn"), FLOAT, SAME),             # (n, x); n integer-valued
     "exp1": (_special2("exp1"), FLOAT, SAME),
     "expi": (_special2("expi"), FLOAT, SAME),
@@ -366,7 +374,38 @@ BINARY_JVP.update({
     "poch": (lambda g, ans, z, m: ew.mul(g, _gamma_ratio(ans, ew.add(z, m), z)),
              lambda g, ans, z, m: ew.mul(g, ew.mul(ans, digamma(ew.add(z, m))))),  # noqa: F821
 })
+
+
+def _inverse(density, *param_partials, sign=1):
+    """JVP partials of ``x = F^-1(params, y)`` from ``F``'s partials at ``x = ans``: each
+    parameter's ``-F_p / F_x``, then ``y``'s ``1 / F_x`` (implicit-function rule).
+    ``density(*params, x)`` and ``param_partials`` are those of the increasing function
+    (``gammainc``, ``betainc``); ``sign=-1`` inverts its complement ``1 - F``, whose
+    partials are all negated: the parameter terms are unchanged, ``y``'s is negated."""
+    def param(partial):
+        return lambda g, ans, *args: ew.neg(ew.div(ew.mul(g, partial(*args[:-1], ans)),
+                                                   density(*args[:-1], ans)))
+
+    def point(g, ans, *args):
+        out = ew.div(g, density(*args[:-1], ans))
+        return out if sign == 1 else ew.neg(out)
+    return tuple(param(p) for p in param_partials) + (point,)
+
+
+_gammainc_partials = (lambda a, x: _gamma_density(a, x, 0), gammainc_da)
+_betainc_partials = (lambda a, b, x: _beta_density(a, b, x, 0, 0),
+                     lambda a, b, x: betainc_dab(a, b, x, 1, 0),
+                     lambda a, b, x: betainc_dab(a, b, x, 0, 1))
+BINARY_JVP.update({
+    "gammaincinv": _inverse(*_gammainc_partials),
+    "gammainccinv": _inverse(*_gammainc_partials, sign=-1),
+})
+# ndtri_exp' = 1 / log_ndtr'(x) = erfcx(-x/sqrt 2) sqrt(pi/2): no exp(y) / pdf(x) overflow
+UNARY_JVP["ndtri_exp"] = lambda g, ans, y: ew.mul(
+    g, ew.mul(erfcx(ew.mul(ans, -math.sqrt(0.5))), math.sqrt(math.pi / 2)))  # noqa: F821
 TERNARY_JVP = {
+    "betaincinv": _inverse(*_betainc_partials),
+    "betainccinv": _inverse(*_betainc_partials, sign=-1),
     "betainc": (lambda g, ans, a, b, x: ew.mul(g, betainc_dab(a, b, x, 1, 0)),
                 lambda g, ans, a, b, x: ew.mul(g, betainc_dab(a, b, x, 0, 1)),
                 lambda g, ans, a, b, x: ew.mul(g, _beta_density(a, b, x, 0, 0))),
