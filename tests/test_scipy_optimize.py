@@ -67,7 +67,8 @@ def test_minimize_jac_conventions_and_result_fields():
     c = optimize.minimize(rosen, x0, jac=rosen_der)
     np.testing.assert_allclose(b.x, a.x, rtol=1e-12)
     np.testing.assert_allclose(c.x, a.x, rtol=1e-10)
-    assert a["x"] is a.x and a.nit == b.nit and a.message == "Optimization terminated successfully."
+    assert a["x"] is a.x and a.nit == b.nit
+    assert a.message == "Optimization terminated successfully."
     assert set(a.keys()) >= {"x", "fun", "jac", "nit", "nfev", "status", "success", "message"}
 
 
@@ -92,7 +93,8 @@ A = np.array([0.5, -1.0, 2.0])
 
 
 def convex(x, a, b):
-    return 0.5 * tnp.sum(W * (x - a) ** 2) + 0.25 * b * tnp.sum(x ** 4) + 0.1 * tnp.sum(tnp.sin(x) * a)
+    return (0.5 * tnp.sum(W * (x - a) ** 2) + 0.25 * b * tnp.sum(x ** 4)
+            + 0.1 * tnp.sum(tnp.sin(x) * a))
 
 
 def argmin(a, b, method="BFGS"):

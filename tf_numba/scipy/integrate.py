@@ -357,8 +357,9 @@ def _make_odeint(f, n_args, rtol, atol, mxstep, hmax, fingerprint):
 def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hmax=0.0,
            tfirst=False):
     """The solution of ``dy/dt = func(y, t, *args)`` at the times ``t`` (monotonic;
-    decreasing only when concrete), ``t[0]`` the time of ``y0``, as ``scipy.integrate.odeint`` (``args=`` or trailing
-    positional arguments, as ``jax.experimental.ode.odeint``; ``tfirst`` for
+    decreasing only when concrete), ``t[0]`` the time of ``y0``, as
+    ``scipy.integrate.odeint`` (``args=`` or trailing positional arguments, as
+    ``jax.experimental.ode.odeint``; ``tfirst`` for
     ``func(t, y, ...)``). ``y0`` may be a pytree of arrays; the result has its structure
     with a leading axis of ``len(t)``.
 

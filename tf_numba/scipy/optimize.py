@@ -259,7 +259,9 @@ def _bfgs(vg, x0, gtol, maxiter, c1, c2, maxls):
         return (k + ok.astype(np.int64), x, f, g, H, old_f, nfev + evals,
                 _status(ok, f1, g1, gtol))
 
-    init = (np.int64(0), x0, f0, g0, np.eye(n, dtype=dt), f0 + tnp.sqrt(_dot(g0, g0)) / 2, np.int64(1), start)
+    # SciPy's "previous f" for the first step's estimate: f0 + |g0| / 2
+    init = (np.int64(0), x0, f0, g0, np.eye(n, dtype=dt), f0 + tnp.sqrt(_dot(g0, g0)) / 2,
+            np.int64(1), start)
     k, x, f, g, _, _, nfev, status = lax.while_loop(cond, body, init)
     return x, f, g, k, nfev, tnp.where(status == RUNNING, 1, status)
 
