@@ -83,7 +83,7 @@ def _numpy_on_tracer(name, tracer):
 
 class Tracer:
     """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
-    __slots__ = ("builder", "ir_var")
+    __slots__ = ("builder", "ir_var", "aval")   # aval: the var's, read on every op
     __array_priority__ = 1000
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -112,11 +112,11 @@ class Tracer:
     def __init__(self, builder, var):
         self.builder = builder
         self.ir_var = var
+        self.aval = var.aval
 
-    aval = property(lambda self: self.ir_var.aval)
-    shape = property(lambda self: self.ir_var.aval.shape)
-    dtype = property(lambda self: self.ir_var.aval.dtype)
-    ndim = property(lambda self: len(self.ir_var.aval.shape))
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
 
     @property
     def size(self):
