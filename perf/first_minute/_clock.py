@@ -14,10 +14,10 @@ A script's first statement is ``import _clock as clock`` (importing it starts th
 Every step is waited for (``float(loss)``), in every tool alike: a step's duration is then
 its own, and a script that logs its loss each step pays the same. The JSON holds seconds
 since the clock started (``t0_epoch`` is that instant in ``time.time()``, so the harness adds
-the interpreter's start-up), every step's end, every loss, and ``first_compiled``: the end of the first step from which durations stay within
-``FAST_FACTOR`` of the steady step time (``first_compiled_step``), judged on the same rule
-for every tool, so it needs nothing from a library's internals. With tf_numba imported, it
-also holds ``tf.cache_info()`` at the end.
+the interpreter's start-up), every step's end, every loss, and ``first_compiled``: the end of
+the first step from which steps run within ``FAST_FACTOR`` of the steady step time
+(``first_compiled_step``), the same rule for every tool, needing nothing from a library's
+internals. With tf_numba imported, it also holds ``tf.cache_info()`` at the end.
 """
 import json
 import os
