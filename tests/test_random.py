@@ -262,3 +262,15 @@ def test_gamma_derivative_by_implicit_differentiation():
         dF_da = (special.gammainc(a + eps, x) - special.gammainc(a - eps, x)) / (2 * eps)
         expected = -dF_da / stats.gamma.pdf(x, a)
         assert tf.grad(lambda a: random.gamma(KEY, a))(a) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("dtype,ulps", [(np.float32, 2.5), (np.float64, 4.0)])
+def test_fused_erfinv_is_within_a_few_ulps_of_scipy(dtype, ulps):
+    from scipy import special
+    rng = np.random.default_rng(0)
+    tail = 1 - np.logspace(np.log10(np.finfo(dtype).eps), -1, 2000)
+    x = np.concatenate([rng.uniform(-1, 1, 50000), tail, -tail]).astype(dtype)
+    exact = special.erfinv(x.astype(np.float64))
+    got = random._erfinv(x)
+    assert got.dtype == dtype
+    assert np.max(np.abs(got - exact) / np.abs(exact)) < ulps * np.finfo(dtype).eps
