@@ -228,3 +228,16 @@ def test_a_string_argument_to_jit_is_told_to_be_static():
     assert "'double'" in text and __file__ in str(info.value.source)
     np.testing.assert_array_equal(tf.grad(lambda x, m: tnp.sum(f(x, m)))(np.ones(2), "double"),
                                   [2.0, 2.0])      # un-jitted: passed through as it is
+
+
+def test_transform_cache_is_bounded_in_bytes_of_constants():
+    big = np.zeros(1000)
+    programs = [tf.make_program(lambda x, k=k: x * big + k)(np.ones(1000))
+                for k in (1.0, 2.0, 3.0)]
+    cache = TransformCache(max_bytes=2 * big.nbytes)
+    for p in programs:
+        cache.get_or_build("t", p, lambda q: q)
+    assert cache.info()["entries"] == 2 and cache.bytes == 2 * big.nbytes
+    too_big = TransformCache(max_bytes=big.nbytes - 1)
+    too_big.get_or_build("t", programs[0], lambda q: q)
+    assert too_big.info()["entries"] == 0

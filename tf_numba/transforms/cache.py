@@ -22,6 +22,7 @@ from ..core.ir import Literal, Program, ShapedArray
 from ..core.shapes import Sym
 
 MAX_ENTRIES = 512
+MAX_BYTES = 256 << 20       # of constants the cached programs hold (a rule's zeros, ...)
 
 _ATOMS = (int, str, type(None), np.dtype, ShapedArray, Sym, bytes)
 
@@ -121,14 +122,22 @@ def _symbols(programs, found=None):
     return found
 
 
-class TransformCache:
-    """A bounded LRU map from (transform, structure key) to what the transform built."""
+def _const_bytes(programs):
+    return sum(np.asarray(value).nbytes
+               for program in (programs if type(programs) is tuple else (programs,))
+               if type(program) is Program for _, value in program.consts)
 
-    def __init__(self, max_entries=MAX_ENTRIES):
-        self.max_entries = max_entries
+
+class TransformCache:
+    """A bounded LRU map from (transform, structure key) to what the transform built:
+    at most ``max_entries`` entries holding at most ``max_bytes`` of constants."""
+
+    def __init__(self, max_entries=MAX_ENTRIES, max_bytes=MAX_BYTES):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
         self._entries = collections.OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
+        self.bytes = 0
 
     def get_or_build(self, kind, program, build):
         """``build(program)``, or its cached result for a program of the same structure
@@ -147,10 +156,15 @@ class TransformCache:
             # the transform made fresh symbolic lengths (a reverse-mode while_loop's trip
             # count): two uses of one program would claim two loops' trip counts equal
             return result
+        size = _const_bytes(result)
+        if size > self.max_bytes:
+            return result
         with self._lock:
-            self._entries[key] = (result, held)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            if key not in self._entries:
+                self._entries[key] = (result, held, size)
+                self.bytes += size
+            while len(self._entries) > self.max_entries or self.bytes > self.max_bytes:
+                self.bytes -= self._entries.popitem(last=False)[1][2]
         return result
 
     def info(self):
@@ -159,7 +173,7 @@ class TransformCache:
     def clear(self):
         with self._lock:
             self._entries.clear()
-            self.hits = self.misses = 0
+            self.hits = self.misses = self.bytes = 0
 
 
 TRANSFORMS = TransformCache()
