@@ -91,7 +91,6 @@ class TracedFunction:
                 flat = [next(it) if i in known else x for i, x in enumerate(self.leaves)]
             out = fn(*pytree.unflatten(self.in_tree, flat), **kwargs)
             out_leaves, self.out_tree = pytree.flatten(out)
-            self.out = out
             return out_leaves
 
         with ProgramBuilder(known_values=known is not None) as builder:

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import dtypes
 from . import primitive as _primitive_module
+from . import rng_watch
 from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
 from ..errors import (ConcretizationError, TfNumbaError, TracerArrayConversionError,
                       TracerLeakError)
@@ -204,6 +205,8 @@ class ProgramBuilder:
 
     def __enter__(self):
         self.level = len(_state.builders)
+        # an outermost trace watches np.random's global generator (see rng_watch)
+        self.rng_mark = rng_watch.mark() if not _state.builders else None
         _state.builders.append(self)
         return self
 
@@ -211,6 +214,10 @@ class ProgramBuilder:
         popped = _state.builders.pop()
         assert popped is self, "trace stack corrupted"
         self.alive = False
+        if self.known is not None:  # a tracer that outlives the trace keeps no arrays alive
+            self.known, self.producers, self.outer = {}, {}, {}
+        if self.rng_mark is not None:
+            rng_watch.check(self.rng_mark, user_source)
 
     def inherit(self, program):
         """Adopt the guards of a program whose equations are being replayed into this one."""
