@@ -515,7 +515,9 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
     ``tf_numba.numpy``).
 
     The whole optimizer is one ``lax.while_loop`` (its strong-Wolfe line search another),
-    so under ``jit`` it runs compiled, and the result (an ``OptimizeResult``: ``x, fun, jac,
+    compiled under ``jit`` when no float in ``args`` (nor a value ``fun`` closes over) is
+    traced; otherwise the solve is a ``custom_vjp`` call, which a jitted plan runs on NumPy.
+    The result (an ``OptimizeResult``: ``x, fun, jac,
     nit, nfev, njev, status, success, message``) is a pytree of arrays. ``x`` and ``fun``
     are differentiable in the float arguments in ``args`` (and in values ``fun`` closes
     over) by the implicit-function theorem, which solves one linear system with the
