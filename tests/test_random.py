@@ -274,3 +274,24 @@ def test_fused_erfinv_is_within_a_few_ulps_of_scipy(dtype, ulps):
     got = random._erfinv(x)
     assert got.dtype == dtype
     assert np.max(np.abs(got - exact) / np.abs(exact)) < ulps * np.finfo(dtype).eps
+
+
+# ---------------------------------------------------------------- np.random while tracing
+
+def test_numpy_random_in_a_traced_function_warns_at_the_users_line():
+    from tf_numba.core.rng_watch import NumpyRandomInTraceWarning
+
+    def noisy(x):
+        return x + np.random.normal(size=x.shape)
+    with pytest.warns(NumpyRandomInTraceWarning, match="tf_numba.random") as record:
+        tf.make_program(noisy)(np.ones(3))
+    assert record[0].filename == __file__
+    with pytest.warns(NumpyRandomInTraceWarning):
+        tf.grad(lambda x: tnp.sum(noisy(x)))(np.ones(3))
+
+
+def test_tf_random_and_numpy_outside_the_trace_do_not_warn():
+    noise = np.random.normal(size=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tf.make_program(lambda x, k: x + random.normal(k, (3,)) + noise)(np.ones(3), KEY)
