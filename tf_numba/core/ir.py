@@ -16,8 +16,9 @@ from ..errors import DTypeError
 
 
 class ShapedArray:
-    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned."""
-    __slots__ = ("shape", "dtype", "_hash")
+    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned.
+    ``concrete``: every dim is an int."""
+    __slots__ = ("shape", "dtype", "_hash", "concrete")
     _interned = {}
 
     def __new__(cls, shape, dtype):
@@ -36,6 +37,7 @@ class ShapedArray:
         self.shape = shape
         self.dtype = dtype
         self._hash = hash(key)
+        self.concrete = all(type(d) is int for d in shape)
         cls._interned[key] = self
         return self
 
@@ -54,6 +56,20 @@ class ShapedArray:
 
     def __repr__(self):
         return f"{dtypes.SHORT_NAMES[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+def is_plain(items):
+    """Is ``items`` a tuple of ints, strings, None and such tuples? Such a parameter is
+    its own dict key (2, 2.0 and True are equal keys, so floats and bools are not plain).
+    """
+    for x in items:
+        kind = type(x)
+        if kind is int or kind is str or x is None:
+            continue
+        if kind is tuple and is_plain(x):
+            continue
+        return False
+    return True
 
 
 def aval_of_value(x):
