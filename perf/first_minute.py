@@ -30,7 +30,8 @@ which then slow both sides of a ratio). Times are seconds from the spawn of the 
 the first training step, ``1st compiled`` to the end of the first step from which steps run
 at compiled speed (within 3x of the fastest steady step time among the tool's runs in that
 round, ``_clock.first_compiled_step``: the same rule for every tool, needing nothing from a
-library's internals), ``exit`` from the script's last statement to the process's end.
+library's internals; "never" when no step got there, as when a compile lands only after the
+script ends), ``exit`` from the script's last statement to the process's end.
 
 Targets, per workload: cold wall <= 1.0x JAX's; warm wall <= 0.5x JAX's; edited wall
 <= 1.0x JAX's; tf_numba's first compiled step after the edit no later than JAX's first step;
@@ -46,6 +47,7 @@ empty cache directory each time, so a compile is in flight when short scripts en
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -69,7 +71,8 @@ LABEL = {TF: "tf_numba", JAX: "jax", NUMPY: "numpy (1 BLAS thread)"}
 PHASES = ("cold", "warm", "edited")
 NAMESPACE = {TF: "tnp", JAX: "jnp"}     # the ``{np}`` of an edit
 
-# name: (what it trains, (old, new) text of the edit, ``{np}`` the tool's numpy namespace)
+# name: (what it trains, (old, new): the edit, a text substitution where ``{np}`` stands for
+# the tool's numpy namespace)
 WORKLOADS = {
     "linreg": ("linear regression, 1000x20, dict params, 500 GD steps",
                ("1e-3 * {np}.sum", "2e-3 * {np}.sum")),           # a constant
@@ -168,6 +171,15 @@ def run_script(args, path, env):
     return run
 
 
+def fmt_time(seconds):
+    """``_bench.fmt_time``, with "never" for a run that never reached compiled speed."""
+    return "never" if seconds == math.inf else _bench.fmt_time(seconds)
+
+
+def fmt_ratio(r):
+    return "never" if r == math.inf else _bench.fmt_ratio(r)
+
+
 def signal_name(rc):
     if isinstance(rc, int) and rc < 0:
         try:
@@ -186,7 +198,8 @@ def first_compiled(runs):
     for r in runs:
         if "durations" in r:
             i = _clock.first_compiled_step(r["durations"], min(steady))
-            r["first_compiled"], r["first_compiled_index"] = r["ends"][i], i
+            r["first_compiled_index"] = i
+            r["first_compiled"] = math.inf if i is None else r["ends"][i]   # inf: never
 
 
 def one_round(args, r, name, pycache, tools):
@@ -223,7 +236,16 @@ def run_tool(args, name, tool, edited, work, cache, pycache):
     with open(path, "w") as f:
         f.write(script_text(name, tool, edited))
     env = child_env(args, tool, cache if tool == TF else None, pycache)
-    return run_script(args, path, env)
+    return checked_checkout(args, run_script(args, path, env), path)
+
+
+def checked_checkout(args, run, path):
+    """``run``, once its tf_numba (if it imported one) is known to come from ``--repo``."""
+    got = run.get("modules", {}).get("tf_numba")
+    if got and not os.path.abspath(got).startswith(args.repo + os.sep):
+        sys.exit(f"{os.path.basename(path)} imported tf_numba from {got}, not from --repo "
+                 f"{args.repo}")
+    return run
 
 
 def compare_losses(tf_run, jax_run):
@@ -278,7 +300,7 @@ def summarize(name, rounds):
     for phase, what, limit in TARGETS:
         ratio = (paired(rounds, phase, "first_compiled", "first_step") if what.startswith("first")
                  else paired(rounds, phase, "wall"))
-        text = f"{phase} {what}: tf_numba / JAX = {_bench.fmt_ratio(ratio)} (<= {limit:.2f}x)"
+        text = f"{phase} {what}: tf_numba / JAX = {fmt_ratio(ratio)} (<= {limit:.2f}x)"
         targets.append(dict(target=text, met=None if ratio is None else ratio <= limit))
     if loss_checks:
         same = sum(c["same"] for c in loss_checks)
@@ -304,9 +326,9 @@ def print_summary(s):
     for row in s["rows"]:
         codes = ",".join(sorted(set(row["exits"])))
         print(f"   {row['phase']:<8}{LABEL[row['tool']]:<23}"
-              + "".join(f"{_bench.fmt_time(row[k]):>{w}}" for k, w in
+              + "".join(f"{fmt_time(row[k]):>{w}}" for k, w in
                         zip(TIMES, (9, 9, 10, 14, 13, 9)))
-              + f"{_bench.fmt_ratio(row.get('vs_jax')) if row['tool'] == TF else '':>8}  "
+              + f"{fmt_ratio(row.get('vs_jax')) if row['tool'] == TF else '':>8}  "
               + codes)
     for row in s["rows"]:
         info = row.get("tf_cache_info")
@@ -333,7 +355,8 @@ def warm_bytecode(args, pycache):
     env = child_env(args, TF, None, pycache)
     for _ in range(2):
         proc = subprocess.run([args.python, "-c", code], capture_output=True, text=True,
-                              env=env)
+                              env=env, cwd=pycache)    # not the caller's directory: it
+                                                        # would come first on sys.path
         if proc.returncode != 0:
             sys.exit(f"importing tf_numba with {args.python} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -355,7 +378,8 @@ def exit_check(args, names, pycache):
                 path = os.path.join(work, f"{name}_{TF}.py")
                 with open(path, "w") as f:
                     f.write(script_text(name, TF))
-                runs.append(run_script(args, path, child_env(args, TF, cache, pycache)))
+                runs.append(checked_checkout(
+                    args, run_script(args, path, child_env(args, TF, cache, pycache)), path))
                 shutil.rmtree(work, ignore_errors=True)
             clean = [r["rc"] == 0 for r in runs]
             streak = best = 0
