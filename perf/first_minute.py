@@ -41,7 +41,7 @@ the losses the tf_numba scripts print equal JAX's (6 significant digits) in ever
 empty cache directory each time, so a compile is in flight when short scripts end;
 ``--exit-cache shared`` keeps one) and counts the runs that exit 0.
 
-    python perf/first_minute.py [--rounds N] [--only mlp,rnn] [--json PATH]
+    python perf/first_minute.py [--rounds N | --quick] [--only mlp,rnn] [--json PATH]
                                 [--python PYTHON] [--repo CHECKOUT] [--fresh-numba-cache]
     python perf/first_minute.py --exit-check 20 [--only rnn] [--exit-cache fresh|shared]
 """
@@ -408,7 +408,8 @@ def exit_check(args, names, pycache):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=None, help="default 5; --quick: 2")
+    parser.add_argument("--quick", action="store_true", help="2 rounds")
     parser.add_argument("--only", default=None,
                         help=f"comma-separated workloads (of {', '.join(WORKLOADS)})")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -426,6 +427,7 @@ def main():
                         help="--exit-check: a new cache directory per run, or one for all")
     args = parser.parse_args()
     args.repo = os.path.abspath(args.repo)
+    args.rounds = args.rounds or (2 if args.quick else 5)
     names = list(WORKLOADS) if args.only is None else args.only.split(",")
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
@@ -471,8 +473,12 @@ def main():
                         run.pop(key, None)
     if args.json:
         with open(args.json, "w") as f:
+            # ``summary`` as perf/report.py reads it: (case, target, met) rows
+            summary = [dict(case=s["name"], target=t["target"], met=t["met"])
+                       for s in summaries for t in s["targets"]]
             json.dump(dict(name="first_minute", args=vars(args), machine=_bench.machine_info(),
-                           foreign_cores=foreign.cores, summaries=summaries, runs=results),
+                           foreign_cores=foreign.cores, summary=summary, summaries=summaries,
+                           runs=results),
                       f, indent=1, default=str)
 
 
