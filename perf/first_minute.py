@@ -1,5 +1,6 @@
-"""The first minute: whole training scripts in fresh processes, tf_numba cold, warm and edited
-beside JAX (float64) and NumPy.
+"""The first minute: whole training scripts in fresh processes, tf_numba beside JAX and NumPy.
+
+tf_numba runs each script cold, warm and edited; JAX in float64; NumPy with hand gradients.
 
 Each workload is one script per tool in ``perf/first_minute/`` (``<name>_<tool>.py``), a
 training loop as a user writes it, with a stopwatch (``_clock.py``) that writes one JSON line
@@ -35,7 +36,9 @@ script ends), ``exit`` from the script's last statement to the process's end.
 
 Targets, per workload: cold wall <= 1.0x JAX's; warm wall <= 0.5x JAX's; edited wall
 <= 1.0x JAX's; tf_numba's first compiled step after the edit no later than JAX's first step;
-the losses the tf_numba scripts print equal JAX's (6 significant digits) in every run.
+the losses the tf_numba scripts print equal JAX's (6 significant digits) in every run. A
+script that dies before its end counts as an infinite time (its stderr is printed); one that
+finishes and then fails to exit keeps its times, and its exit code is shown.
 
 ``--exit-check N`` instead runs each tf_numba script N times with the default settings (an
 empty cache directory each time, so a compile is in flight when short scripts end;
@@ -158,7 +161,8 @@ def run_script(args, path, env):
     try:
         with open(out) as f:
             record = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError):       # the script died before its end: no times, and a
+        run.update(wall=math.inf, wall_measured=wall)   # tf_numba / JAX ratio of infinity
         return run
     startup = record["t0_epoch"] - spawn_epoch
     ends = [startup + e for e in record["ends"]]
@@ -171,13 +175,13 @@ def run_script(args, path, env):
     return run
 
 
-def fmt_time(seconds):
-    """``_bench.fmt_time``, with "never" for a run that never reached compiled speed."""
-    return "never" if seconds == math.inf else _bench.fmt_time(seconds)
+def fmt_time(seconds, infinite="never"):
+    """``_bench.fmt_time``; infinity (never compiled, or the script failed) as ``infinite``."""
+    return infinite if seconds == math.inf else _bench.fmt_time(seconds)
 
 
 def fmt_ratio(r):
-    return "never" if r == math.inf else _bench.fmt_ratio(r)
+    return "inf" if r == math.inf else _bench.fmt_ratio(r)
 
 
 def signal_name(rc):
@@ -268,7 +272,7 @@ def paired(rounds, phase, key_tf, key_jax="wall"):
     ratios = []
     for rd in rounds:
         a, b = rd[phase].get(TF, {}), rd[phase].get(JAX, {})
-        if a.get(key_tf) is not None and b.get(key_jax):
+        if a.get(key_tf) is not None and b.get(key_jax) and b[key_jax] != math.inf:
             ratios.append(a[key_tf] / b[key_jax])
     return statistics.median(ratios) if ratios else None
 
@@ -310,8 +314,11 @@ def summarize(name, rounds):
                    f"{len(loss_checks)} runs (largest relative difference of any step's loss "
                    f"{max(rels):.1e})" if rels else "printed losses equal JAX's: no losses",
             met=same == len(loss_checks)))
+    failures = {f"{LABEL[tool]} {phase}, exit {signal_name(run['rc'])}": run["stderr_tail"]
+                for rd in rounds for phase in PHASES for tool, run in rd[phase].items()
+                if run["rc"] != 0}
     return dict(name=name, title=WORKLOADS[name][0], rows=rows, targets=targets,
-                loss_checks=loss_checks,
+                loss_checks=loss_checks, failures=failures,
                 load=[rd[p][t]["load"] for rd in rounds for p in PHASES for t in rd[p]])
 
 
@@ -326,7 +333,8 @@ def print_summary(s):
     for row in s["rows"]:
         codes = ",".join(sorted(set(row["exits"])))
         print(f"   {row['phase']:<8}{LABEL[row['tool']]:<23}"
-              + "".join(f"{fmt_time(row[k]):>{w}}" for k, w in
+              + "".join(f"{fmt_time(row[k], 'failed' if k == 'wall' else 'never'):>{w}}"
+                        for k, w in
                         zip(TIMES, (9, 9, 10, 14, 13, 9)))
               + f"{fmt_ratio(row.get('vs_jax')) if row['tool'] == TF else '':>8}  "
               + codes)
@@ -339,6 +347,9 @@ def print_summary(s):
     for c in s["loss_checks"]:
         if not c["same"]:
             print(f"   losses differ ({c['phase']}): tf_numba {c['tf']} / jax {c['jax']}")
+    for what, tail in s["failures"].items():
+        lines = tail.strip().splitlines()[-4:]
+        print(f"   failed ({what}), stderr ends:\n      " + "\n      ".join(lines))
     for t in s["targets"]:
         status = {True: "PASS", False: "MISS", None: "n/a"}[t["met"]]
         print(f"   target: {t['target']} -> {status}")
