@@ -5,7 +5,10 @@ A key is a plain ``(2,)`` int64 array holding two 32-bit words (tf_numba has no 
 ``np.asarray(jax_key)`` is accepted and ``key.astype(np.uint32)`` is JAX's key data). A
 sampler is a pure function of its key: the same key gives the same numbers eagerly, under
 ``jit`` (where Threefry is elementwise integer arithmetic fused into the kernel) and under
-``vmap`` over keys. Reuse of a key gives the same numbers again: ``split`` it.
+``vmap`` over keys: the same bits for keys, ``bits``, ``uniform`` and the integer samplers;
+samplers that take a ``log`` may differ in the last bit between eager and ``jit`` (NumPy's
+``log`` against the compiled one, within an ulp). Reuse of a key gives the same numbers
+again: ``split`` it.
 
 >>> k = random.key(0)
 >>> k, sub = random.split(k)
