@@ -208,7 +208,7 @@ def first_compiled(runs):
 
 def one_round(args, r, name, pycache, tools):
     """{phase: {tool: run}} for one workload in round ``r``; NumPy's run is its 'cold'."""
-    work = tempfile.mkdtemp(prefix=f"first_minute_{name}_")
+    work = tempfile.mkdtemp(prefix=f"{name}_", dir=args.workdir)
     try:
         cache = os.path.join(work, "cache")
         os.mkdir(cache)
@@ -378,12 +378,12 @@ def exit_check(args, names, pycache):
     print(f"== first_minute --exit-check: each tf_numba script {args.exit_check} times, default "
           f"settings, {args.exit_cache} cache directory ({_bench.load_average()})")
     results = {}
-    shared = tempfile.mkdtemp(prefix="first_minute_exit_")
+    shared = tempfile.mkdtemp(prefix="exit_", dir=args.workdir)
     try:
         for name in names:
             runs = []
             for _ in range(args.exit_check):
-                work = tempfile.mkdtemp(prefix=f"first_minute_{name}_", dir=shared)
+                work = tempfile.mkdtemp(prefix=f"{name}_", dir=shared)
                 cache = os.path.join(shared if args.exit_cache == "shared" else work, "cache")
                 os.makedirs(cache, exist_ok=True)
                 path = os.path.join(work, f"{name}_{TF}.py")
@@ -447,7 +447,12 @@ def main():
         for tool in NAMESPACE:
             script_text(name, tool, edited=True)
 
-    with tempfile.TemporaryDirectory(prefix="first_minute_pyc_") as pycache:
+    # every run's files under one directory; a compile that a script's background workers
+    # finish after the script ended may still land in it after the run's own removal
+    with tempfile.TemporaryDirectory(prefix="first_minute_",
+                                     ignore_cleanup_errors=True) as args.workdir:
+        pycache = os.path.join(args.workdir, "pycache")
+        os.mkdir(pycache)
         have = warm_bytecode(args, pycache)
         print(f"   tf_numba from {have['tf_numba_file']} ({args.python})")
         if args.exit_check:
