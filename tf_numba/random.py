@@ -19,8 +19,8 @@ Keys, ``bits``, ``uniform`` on [0, 1), ``bernoulli``, ``randint``, ``permutation
 ``shuffle`` and ``choice`` give JAX's values to the bit (float64 as JAX with
 ``jax_enable_x64``, float32 as JAX's default); ``uniform`` on other bounds (XLA may fuse its
 multiply-add), ``normal``, ``truncated_normal``, ``exponential``, ``gumbel``, ``laplace`` and
-``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and ``categorical`` with it but where that ulp decides an argmax;
-``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
+``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and
+``categorical`` with it but where that ulp decides an argmax; ``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
 The samplers JAX differentiates (uniform's bounds, the normal family, gamma and what is
 built on it, by implicit differentiation) are differentiable.
 """
