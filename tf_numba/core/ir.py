@@ -62,13 +62,16 @@ def is_plain(items):
     """Is ``items`` a tuple of ints, strings, None and such tuples? Such a parameter is
     its own dict key (2, 2.0 and True are equal keys, so floats and bools are not plain).
     """
-    for x in items:
-        kind = type(x)
-        if kind is int or kind is str or x is None:
-            continue
-        if kind is tuple and is_plain(x):
-            continue
-        return False
+    pending = [items]       # a stack, not recursion: dimension numbers nest three deep
+    while pending:
+        for x in pending.pop():
+            kind = type(x)
+            if kind is int or kind is str or x is None:
+                continue
+            if kind is tuple:
+                pending.append(x)
+                continue
+            return False
     return True
 
 
