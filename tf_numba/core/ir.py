@@ -16,9 +16,10 @@ from ..errors import DTypeError
 
 
 class ShapedArray:
-    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned.
+    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned, so
+    equality is identity (object's own ``==`` and hash, which cost no Python call).
     ``concrete``: every dim is an int."""
-    __slots__ = ("shape", "dtype", "_hash", "concrete")
+    __slots__ = ("shape", "dtype", "concrete")
     _interned = {}
 
     def __new__(cls, shape, dtype):
@@ -36,7 +37,6 @@ class ShapedArray:
         self = object.__new__(cls)
         self.shape = shape
         self.dtype = dtype
-        self._hash = hash(key)
         self.concrete = all(type(d) is int for d in shape)
         cls._interned[key] = self
         return self
@@ -44,12 +44,6 @@ class ShapedArray:
     @property
     def ndim(self):
         return len(self.shape)
-
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        return self is other
 
     def __reduce__(self):
         return (ShapedArray, (self.shape, self.dtype))

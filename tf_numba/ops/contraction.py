@@ -95,8 +95,12 @@ PRIMS["dot_general"] = dot_general_p
 
 
 def _dims_tuple(dims):
-    if type(dims) is tuple and all(type(d) is int for d in dims):
-        return dims
+    if type(dims) is tuple:
+        for d in dims:
+            if type(d) is not int:
+                break
+        else:
+            return dims
     return tuple(operator.index(d) for d in dims)
 
 

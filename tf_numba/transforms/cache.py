@@ -80,7 +80,8 @@ def structure_key(program, held):
         parts.append((eqn.prim,
                       tuple([(k, _param_key(p, held)) for k, p in params.items()])
                       if params else (),
-                      tuple([ref(v) for v in eqn.invars]), eqn.source))
+                      tuple([(v.aval, v.value.tobytes()) if type(v) is Literal
+                             else numbering[v] for v in eqn.invars]), eqn.source))
         for v in eqn.outvars:
             numbering[v] = len(numbering)
     parts.append(tuple([ref(v) for v in program.outvars]))
