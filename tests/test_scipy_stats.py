@@ -456,6 +456,23 @@ def test_multivariate_normal_second_derivatives_in_x_mean_and_cov():
     # allow_singular (eigh): distinct eigenvalues, derivatives in x and mean
     check_grads(lambda a, m: stats.multivariate_normal.logpdf(a, m, cov, allow_singular=True),
                 (x, mean), order=2, modes=("rev",))
+    check_grads(stats.multivariate_normal.logpdf, (x, mean, cov), order=2, modes=("fwd",))
+
+
+def test_multivariate_normal_cov_gradient_is_the_closed_form():
+    # one covariance: its own reverse rule; a stack of one: reverse mode through cholesky
+    rng = np.random.default_rng(5)
+    cov, mean, x = _spd(rng, 4), rng.standard_normal(4), rng.standard_normal((5, 4))
+    gx, gc = tf.grad(lambda a, c: tnp.sum(stats.multivariate_normal.logpdf(a, mean, c)),
+                     argnums=(0, 1))(x, cov)
+    alpha = np.linalg.solve(cov, (x - mean).T)
+    w = 0.5 * (alpha @ alpha.T - 5 * np.linalg.inv(cov))
+    np.testing.assert_allclose(gx, -alpha.T, rtol=1e-12)
+    np.testing.assert_allclose(gc, np.tril(2 * w) - np.diag(np.diag(w)), rtol=1e-12,
+                               atol=1e-15)
+    stacked = tf.grad(lambda c: tnp.sum(stats.multivariate_normal.logpdf(x, mean, c)))(
+        cov[None])
+    np.testing.assert_allclose(stacked[0], gc, rtol=1e-12, atol=1e-15)
 
 
 def test_dirichlet_and_multinomial_match_scipy():
