@@ -186,7 +186,8 @@ def _derivatives(module, dist):
         where = "in every argument" + (f" but {', '.join(f'`{a}`' for a in fixed)}"
                                        if fixed else "")
     zero = f"; zero in {', '.join(f'`{a}`' for a in fixed)}" if fixed else ""
-    return f"{where}, any order (tested to second){zero}"
+    steps = "; `ppf`, `isf` zero (step functions)" if isinstance(dist, Discrete) else ""
+    return f"{where}, any order (tested to second){zero}{steps}"
 
 
 def _stats_section(module, lines):
