@@ -134,7 +134,8 @@ def test_every_provided_method_states_its_accuracy():
             else set(dist.accuracy) == set(dist.methods), name
 
 
-@pytest.mark.parametrize("name", ["norm", "gamma", "t", "beta", "binom", "poisson", "cauchy"])
+@pytest.mark.parametrize("name", ["norm", "gamma", "t", "beta", "binom", "poisson", "cauchy",
+                                  "gennorm", "vonmises", "betabinom", "truncnorm"])
 def test_float32_in_float32_out_near_scipy(name):
     dist, ref = getattr(stats, name), getattr(st, name)
     sets = CONTINUOUS.get(name) or DISCRETE[name]
@@ -386,6 +387,16 @@ def test_derivatives_are_finite_outside_the_support():
     assert np.isfinite(g[0]).all() and np.isfinite(g[1])
     g = tf.grad(lambda q: tnp.sum(stats.norm.ppf(q)))(np.array([0.0, 0.5, 1.0, 2.0]))
     assert np.isfinite(g[1]) and g[3] == 0
+    # every quantile: 0 at q outside (0, 1) (evaluated on the median there), finite inside
+    q = np.array([0.0, 1.0, -0.5, 1.5, 0.3])
+    for name, (_, params) in GRAD_CASES.items():
+        dist = getattr(stats, name)
+        for method in ("ppf", "isf"):
+            if not dist.provided(method):
+                continue
+            g = tf.grad(lambda v, *ps: tnp.sum(getattr(dist, method)(v, *ps)),
+                        argnums=tuple(range(1 + len(params))))(q, *map(np.float64, params))
+            assert np.all(g[0][:4] == 0) and np.all(np.isfinite(np.hstack(g))), (name, method)
 
 
 # ---------------------------------------------------------------- multivariate

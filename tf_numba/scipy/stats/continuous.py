@@ -615,7 +615,7 @@ class gennorm_gen(Continuous):
         # is 0 with the slope 1 / pdf(0) = 2 gamma(1/beta) / beta
         mid = q == 0.5
         qs = tnp.where(mid, 0.25, q)
-        c = tnp.where(qs < 0.5, -1.0, 1.0)
+        c = tnp.sign(qs - 0.5)         # never 0: the median is the placeholder's
         # (1 + c) first: the tail probability 2 min(q, 1 - q) without cancellation
         x = c * sc.gammainccinv(1 / beta, (1 + c) - 2 * c * qs) ** (1 / beta)
         slope = tnp.exp(sc.gammaln(1 / beta) + LOG_2 - tnp.log(beta))
