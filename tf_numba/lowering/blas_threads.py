@@ -122,6 +122,15 @@ def setters(numba_blas, numpy_blas, first_numpy=False):
     return chosen
 
 
+def numpy_setters():
+    """The setters for NumPy's BLAS alone (an interpreted plan's), found without looking
+    for SciPy's (whose ``scipy.linalg`` import costs ~150 ms)."""
+    if _FOUND:
+        return setters(False, True)
+    setter = _numpy_blas_setter()
+    return _Chosen([setter] if setter is not None else [])
+
+
 def set_width(chosen, threads):
     """The first of ``chosen`` setters to ``threads``, the other to one thread; returns
     the widths before. Two libraries both wide inside one plan are the two spinning pools

@@ -324,7 +324,7 @@ def _sub_programs(eqn):
 
 def _all_lowerable(eqn):
     """A loop compiles only if every equation of its sub-programs does."""
-    from .plan import lowerable
+    from .segments import lowerable
     return all(lowerable(e) for prog in _sub_programs(eqn) for e in prog.eqns)
 
 

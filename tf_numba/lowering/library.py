@@ -11,6 +11,7 @@ import math
 from ..core import dtypes
 from ..core.ir import Var
 from ..core.primitive import register
+from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting
 from ..transforms.simplify import dead_code_elimination
 from . import loops, unrolled
@@ -313,6 +314,7 @@ def _dot_general(em, ins, outs, eqn):
     a, b = ins
     la, ra = eqn.invars[0].aval, eqn.invars[1].aval
     into = "loops.gemm_into" if em.products_on_numpy else "loops.dot_into"
+    em.blas.add(NUMPY_BLAS if em.products_on_numpy else SCIPY_BLAS)
     if la.ndim == ra.ndim == 2 and len(lc) == 1 and not lb:
         # a matrix product reads its operands as they are, whatever their layout (a
         # LAPACK result is column-major): gemm_into and dot_into copy only what BLAS
