@@ -85,6 +85,9 @@ class _Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from tf_numba.lowering.compile_worker import main; main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            # what numba prints while compiling would reach the user's terminal, maybe
+            # after the script has ended; errors come back as replies instead
+            stderr=None if os.environ.get("TF_NUMBA_WORKER_STDERR") else subprocess.DEVNULL,
             # its own session: a Ctrl-C meant for the user's script does not cut a compile
             # short, and the worker finishes what it was sent into the cache
             start_new_session=True)

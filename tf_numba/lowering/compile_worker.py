@@ -97,6 +97,11 @@ def main():
             reply = (job_id, "ok", payload, seconds, cached)
         except Exception as err:     # reported to the caller, which keeps interpreting
             reply = (job_id, "error", f"{type(err).__name__}: {err}", 0.0, False)
-        write_message(stdout, reply)
+        try:
+            write_message(stdout, reply)
+        except (BrokenPipeError, OSError):
+            # the user's process has ended: the kernel is in the disk cache all the same,
+            # and the jobs it sent before it ended still are to be compiled
+            pass
 
 

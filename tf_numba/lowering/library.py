@@ -215,6 +215,11 @@ def _iota(em, ins, outs, eqn):
     em.emit("    " * len(idx) + f"{outs[0]}[{', '.join(idx)}] = {idx[dim]}")
 
 
+def _dim_size(em, ins, outs, eqn):
+    dims = [em.dim(d) for d in eqn.params["dims"]]
+    em.emit(f"{outs[0]} = np.int64({' * '.join(dims) or '1'})")
+
+
 def _dot_operand(em, src, aval, groups):
     """``src`` as a C-ordered 3-D array and how BLAS reads each of its matrices.
 
@@ -567,6 +572,7 @@ LOWERINGS = {
     layout.PRIMS["pad"]: _pad,
     layout.PRIMS["concatenate"]: _concatenate,
     layout.PRIMS["iota"]: _iota,
+    layout.PRIMS["dim_size"]: _dim_size,
     contraction.PRIMS["dot_general"]: _dot_general,
     reductions.PRIMS["argmax"]: _argextreme,
     reductions.PRIMS["argmin"]: _argextreme,

@@ -17,6 +17,8 @@ import os
 import sys
 import threading
 
+import numpy as np
+
 from ..core.interpreter import eval_program
 from ..core.ir import Literal
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
@@ -220,7 +222,7 @@ class Plan:
         program = self.program
         if self.symbolic:
             program = specialize(program, bind_dims(program, args))
-        return eval_program(program, list(args))
+        return _as_arrays(eval_program(program, list(args)))
 
     def compile(self):
         """Wait until the kernels a first run sent for have arrived (a tiered plan needs
@@ -253,7 +255,7 @@ class Plan:
                 seg_args = [env[v] for v in sub.invars]
                 outs = seg(seg_args) if run_kernel is None else run_kernel(seg, seg_args)
                 env.update(zip(sub.outvars, outs))
-        return [_read(env, v) for v in self.program.outvars]
+        return _as_arrays([_read(env, v) for v in self.program.outvars])
 
     def as_text(self):
         parts = [f"program ({len(self.program.eqns)} equations):", str(self.program), ""]
@@ -266,6 +268,12 @@ class Plan:
                              f"({', '.join(map(repr, seg.steps))})")
                 parts.append(seg.source)
         return "\n".join(parts)
+
+
+def _as_arrays(outs):
+    """Outputs as ndarrays: NumPy's reductions give NumPy scalars, a kernel 0-d arrays,
+    and a plan gives the same whichever tier answers."""
+    return [x if type(x) is np.ndarray else np.asarray(x) for x in outs]
 
 
 @functools.cache
