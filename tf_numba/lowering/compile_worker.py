@@ -5,10 +5,9 @@ compiles each kernel, writes ``(job id, status, payload or message, seconds, cac
 A request says where the kernel's module is (its file in the kernel cache, else its text),
 the function's name, the ``numba.njit`` options and the argument types. The reply's payload
 is numba's own serialized compile result (what its disk cache stores), which the user's
-process rebuilds with ``install``.
+process rebuilds (``Kernel.install``).
 """
 import os
-import pickle
 import sys
 import time
 
@@ -64,17 +63,12 @@ def compile_request(request, dispatchers={}):
         dispatcher = dispatchers[key] = numba.njit(**options)(
             getattr(module, request["function"]))
         dispatcher.compile(signature)
+    if options.get("cache") and sum(dispatcher.stats.cache_hits.values()) > 0:
+        # numba's disk cache had it (another process compiled it): the user's process
+        # loads it from there too (a result loaded from disk has no object code to send)
+        return None, time.perf_counter() - start, True
     cres = dispatcher.overloads[signature]
-    cached = sum(dispatcher.stats.cache_hits.values()) > 0 if options.get("cache") else False
-    return serialize.dumps(cres._reduce()), time.perf_counter() - start, cached
-
-
-def install(dispatcher, payload):
-    """Add a worker's compile result to ``dispatcher`` (in the user's process)."""
-    from numba.core import compiler
-    cres = compiler.CompileResult._rebuild(dispatcher.targetctx, *pickle.loads(payload))
-    dispatcher.add_overload(cres)
-    return cres
+    return serialize.dumps(cres._reduce()), time.perf_counter() - start, False
 
 
 def main():

@@ -80,8 +80,14 @@ class Kernel:
             return False
         return True
 
-    def install(self, payload):
-        """Add a compile worker's result (numba's serialized compile result)."""
+    def install(self, payload, signature):
+        """Add a compile worker's result (numba's serialized compile result; None when the
+        worker found it in numba's disk cache, which this process then reads)."""
+        if payload is None:
+            if not self.load_from_disk(signature):
+                raise RuntimeError(f"kernel {self.key}: the compile worker found it in the "
+                                   "disk cache, but this process cannot read it there")
+            return
         from numba.core import compiler
         with numba.core.compiler_lock.global_compiler_lock:
             cres = compiler.CompileResult._rebuild(self.dispatcher.targetctx,
@@ -185,6 +191,7 @@ class KernelCache:
 
     def call_first(self, kernel, args):
         """First call of a kernel: if numba cannot read its disk entry, drop it and rebuild."""
+        hits_before = _cache_hits(kernel.dispatcher)
         try:
             out = kernel.dispatcher(*args)
         except Exception as err:
@@ -195,7 +202,7 @@ class KernelCache:
             kernel.dispatcher = numba.njit(**kernel.options)(
                 kernel.dispatcher.py_func)
             return kernel.dispatcher(*args)
-        if _cache_hits(kernel.dispatcher):
+        if _cache_hits(kernel.dispatcher) > hits_before:
             self.stats["disk_hits"] += 1
         return out
 

@@ -184,7 +184,11 @@ class Plan:
         jobs = []
         for seg, signature in wanted:
             kernel = seg.kernel
-            if kernel.compiled_for(signature) or kernel.load_from_disk(signature):
+            if kernel.compiled_for(signature):
+                seg.first = False
+                continue
+            if kernel.load_from_disk(signature):
+                self.kernel_cache.stats["disk_hits"] += 1
                 seg.first = False
                 continue
             jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
@@ -211,7 +215,13 @@ class Plan:
             return False
         for seg, signature, job in jobs:
             if not seg.kernel.compiled_for(signature):
-                seg.kernel.install(job.payload)
+                try:
+                    seg.kernel.install(job.payload, signature)
+                except Exception as err:    # the interpreter keeps answering correctly
+                    self._gave_up, self._jobs = True, []
+                    print(f"tf_numba: loading a compiled kernel failed, running "
+                          f"interpreted: {err}", file=sys.stderr)
+                    return False
             self.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
             seg.first = False
         self._jobs = []
