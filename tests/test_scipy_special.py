@@ -261,3 +261,341 @@ def test_jit_of_gradient_equals_interpreted_gradient():
     g = tf.grad(loss, argnums=(0, 1, 2))
     for a, b in zip(tf.jit(g, tiered=False)(*args), g(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- gamma, beta, incomplete,
+# exponential integrals, Bessel functions: SciPy's own impl (the same bits)
+
+POSITIVE = [lambda t: t, 1e-30, 1e-3, 0.3, 1.0, 2.5, 30.0, 1e3, 1e30, np.inf, np.nan]
+SIGNED = [-1e3 + 0.5, -30.5, -2.0, -1.5, -0.5, lambda t: -t, -0.0, 0.0] + POSITIVE
+UNIT_CLOSED = [-0.5, 0.0, lambda t: t, 1e-10, 0.1, 0.5, 0.9, 1 - 1e-7, 1.0, 1.5, np.nan]
+
+# name: (tf_numba function, SciPy function, points per argument); arguments form a grid
+HOST = {
+    "gamma": (special.gamma, sps.gamma, [SIGNED]),
+    "gammasgn": (special.gammasgn, sps.gammasgn, [SIGNED]),
+    "rgamma": (special.rgamma, sps.rgamma, [SIGNED]),
+    "exp1": (special.exp1, sps.exp1, [SIGNED]),
+    "expi": (special.expi, sps.expi, [SIGNED]),
+    "i0": (special.i0, sps.i0, [SIGNED]), "i0e": (special.i0e, sps.i0e, [SIGNED]),
+    "i1": (special.i1, sps.i1, [SIGNED]), "i1e": (special.i1e, sps.i1e, [SIGNED]),
+    "spence": (special.spence, sps.spence, [SIGNED]),
+    "zeta": (special.zeta, sps.zeta, [SIGNED]),
+    "beta": (special.beta, sps.beta, [SIGNED[::3], SIGNED[1::3]]),
+    "betaln": (special.betaln, sps.betaln, [SIGNED[::3], SIGNED[1::3]]),
+    "gammainc": (special.gammainc, sps.gammainc, [SIGNED[::2], SIGNED[1::2]]),
+    "gammaincc": (special.gammaincc, sps.gammaincc, [SIGNED[::2], SIGNED[1::2]]),
+    "betainc": (special.betainc, sps.betainc,
+                [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0], UNIT_CLOSED]),
+    "poch": (special.poch, sps.poch, [SIGNED[::3], SIGNED[1::3]]),
+    "gammaincinv": (special.gammaincinv, sps.gammaincinv, [SIGNED[::2], UNIT_CLOSED]),
+    "gammainccinv": (special.gammainccinv, sps.gammainccinv, [SIGNED[::2], UNIT_CLOSED]),
+    "betaincinv": (special.betaincinv, sps.betaincinv,
+                   [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0], UNIT_CLOSED]),
+    "betainccinv": (special.betainccinv, sps.betainccinv,
+                    [[-1.0, 0.0, 0.5, 3.0, 500.0, np.nan], [0.0, 0.2, 2.0, 800.0],
+                     UNIT_CLOSED]),
+    "ndtri_exp": (special.ndtri_exp, sps.ndtri_exp,
+                  [[-np.inf, -1e5, -800.0, -40.0, -0.7, -1e-20, lambda t: -t, -0.0, 0.5,
+                    np.nan]]),
+    "expn": (special.expn, sps.expn, [[-1.0, 0.0, 1.0, 2.0, 7.0, 60.0], SIGNED[3:]]),
+    "iv": (special.iv, sps.iv, [[-2.5, -1.0, 0.0, 0.5, 3.0, 40.0], SIGNED[4:]]),
+    "ive": (special.ive, sps.ive, [[-2.5, -1.0, 0.0, 0.5, 3.0, 40.0], SIGNED[4:]]),
+    "jn": (special.jn, sps.jn, [[-3.0, 0.0, 1.0, 2.0, 30.0], SIGNED]),
+    "yn": (special.yn, sps.yn, [[-3.0, 0.0, 1.0, 2.0, 30.0], SIGNED]),
+    "hurwitz": (special.zeta, sps.zeta, [[-1.0, 0.5, 1.0, 1.5, 4.0, 60.0], SIGNED[4:]]),
+    "hyp1f1": (special.hyp1f1, sps.hyp1f1,
+               [[-2.0, 0.5, 3.0], [-1.5, 1.0, 4.0], [-30.0, -1.0, 0.0, 0.5, 20.0]]),
+}
+
+
+def _grid(dtype, point_lists):
+    axes = [_points(dtype, pts) for pts in point_lists]
+    return [a.reshape([-1 if i == k else 1 for i in range(len(axes))])
+            for k, a in enumerate(axes)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(HOST))
+def test_host_functions_equal_scipy_and_broadcast(name, dtype):
+    fn, ref, point_lists = HOST[name]
+    args = _grid(dtype, point_lists)
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        got, want = fn(*args), ref(*args)
+    assert got.dtype == dtype and got.shape == np.broadcast_shapes(*(a.shape for a in args))
+    np.testing.assert_array_equal(got, np.asarray(want, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_composites_match_scipy(dtype):
+    y = _points(dtype, [-0.1, 0.0, lambda t: t, 1e-30, 1e-10, 0.3, 1.0, 1.7, 2 - 1e-7, 2.0,
+                        2.5, np.nan])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(special.erfcinv(y), sps.erfcinv(y))
+        x = np.concatenate([_points(dtype, [-1.0, 0.0, lambda t: t, 1e-20, 0.5, 3.0, 1e30,
+                                            np.inf, np.nan]),
+                            np.random.default_rng(0).uniform(0.01, 3, 20).astype(dtype)])
+        x, z = x[:, None], x[None, :]
+        np.testing.assert_array_equal(special.entr(x), sps.entr(x))
+        _close(special.rel_entr(x, z), sps.rel_entr(x, z), dtype, 2)
+        # SciPy's kl_div is its rel_entr - x + y, except that it is -inf where x/y underflows
+        want = sps.rel_entr(x, z) - x + z
+        scale = np.maximum(np.maximum(np.abs(sps.rel_entr(x, z)), np.abs(x)), np.abs(z))
+        got = special.kl_div(x, z)
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+        fin = np.isfinite(want)
+        assert np.all(np.abs(got - want)[fin] <= 2 * np.finfo(dtype).eps * scale[fin])
+        n = _points(dtype, [-2.0, -0.5, 0.0, 1.0, 2.5, 5.0, 30.0, 170.0, np.nan])
+        _close(special.factorial(n), sps.factorial(n), dtype, 2)
+        a = _points(dtype, [0.5, 1.0, 1.6, 3.0, 40.0, 1e4])
+        for d in (1, 2, 3):
+            _close(special.multigammaln(a[a > (d - 1) / 2], d),
+                   sps.multigammaln(a[a > (d - 1) / 2], d), dtype, 4)
+            assert np.isnan(special.multigammaln(np.array((d - 1) / 2, dtype), d)) or d == 1
+
+
+def test_invalid_parameters_give_nan_as_scipy():
+    assert np.isnan(special.gammainc(-1.0, 1.0)) and np.isnan(special.gammaincc(1.0, -1.0))
+    assert np.isnan(special.betainc(1.0, -2.0, 0.5)) and np.isnan(special.betainc(1.0, 1.0, 2))
+    # and their derivatives
+    for f in (lambda a: special.gammainc(a, 1.0), lambda x: special.betainc(2.0, 3.0, x)):
+        assert np.isnan(tf.grad(f)(-1.0))
+    assert np.isnan(tf.grad(lambda b: special.betainc(2.0, b, 0.5))(-1.0))
+    with pytest.raises(ValueError, match="positive int"):
+        special.multigammaln(3.0, 0)
+
+
+# ---------------------------------------------------------------- their derivatives
+
+def _central(f, x, h):
+    """Fourth-order central difference (error O(h^4))."""
+    return (8 * (f(x + h) - f(x - h)) - (f(x + 2 * h) - f(x - 2 * h))) / (12 * h)
+
+
+def test_gammainc_parameter_derivatives_match_differences_of_scipy():
+    # series (x < a + 1) and fraction sides, tiny and large a, far tails
+    a = np.array([1e-3, 0.1, 0.5, 2.0, 2.0, 10.0, 10.0, 150.0, 150.0, 3.0, 0.5])
+    x = np.array([0.5, 1e-5, 3.0, 1.0, 30.0, 9.0, 12.0, 140.0, 170.0, 1e-3, 1e-12])
+    h = 1e-4 * np.minimum(a, 1)
+    # differences of the smaller of P and Q (dP = -dQ): no cancellation against 1
+    small_q = sps.gammaincc(a, x) < 0.5
+    d_p = np.where(small_q, -_central(lambda s: sps.gammaincc(s, x), a, h),
+                   _central(lambda s: sps.gammainc(s, x), a, h))
+    for fn, sign in ((special.gammainc, 1), (special.gammaincc, -1)):
+        da = tf.grad(lambda s: tnp.sum(fn(s, x)))(a)
+        np.testing.assert_allclose(da, sign * d_p, rtol=1e-9, atol=1e-300)
+        d2 = tf.grad(lambda s: tnp.sum(tf.grad(lambda u: tnp.sum(fn(u, x)))(s)))(a)
+        np.testing.assert_allclose(d2, _central(lambda s: tf.grad(
+            lambda u: tnp.sum(fn(u, x)))(s), a, h), rtol=1e-7, atol=1e-300)
+    dx = tf.grad(lambda v: tnp.sum(special.gammainc(a, v)))(x)
+    np.testing.assert_allclose(dx, np.exp((a - 1) * np.log(x) - x - sps.gammaln(a)),
+                               rtol=1e-13)
+
+
+def test_betainc_parameter_derivatives_match_differences_of_scipy():
+    a = np.array([0.1, 0.5, 2.0, 2.0, 10.0, 100.0, 5.0, 300.0])
+    b = np.array([5.0, 0.5, 3.0, 3.0, 20.0, 50.0, 0.1, 400.0])
+    x = np.array([0.01, 0.3, 0.4, 0.9, 0.3, 0.6, 0.999, 0.43])
+    for k, arg in ((0, a), (1, b)):
+        def f(v, k=k):
+            args = [a, b, x]
+            args[k] = v
+            return special.betainc(*args)
+
+        def ref(v, k=k):
+            args = [a, b, x]
+            args[k] = v
+            return sps.betainc(*args)
+        h = 1e-3 * np.minimum(arg, 1)
+        np.testing.assert_allclose(tf.grad(lambda v: tnp.sum(f(v)))(arg),
+                                   _central(ref, arg, h), rtol=1e-8)
+        g = tf.grad(lambda v: tnp.sum(f(v)))
+        np.testing.assert_allclose(tf.grad(lambda v: tnp.sum(g(v)))(arg),
+                                   _central(g, arg, h), rtol=1e-6)
+    lbeta = sps.betaln(a, b)
+    np.testing.assert_allclose(tf.grad(lambda v: tnp.sum(special.betainc(a, b, v)))(x),
+                               np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - lbeta),
+                               rtol=1e-12)
+
+
+def _inverse_case(fn, args, k, h):
+    """``d fn / d args[k]`` by tf_numba and by a central difference of SciPy's ``fn``."""
+    def at(v):
+        full = list(args)
+        full[k] = v
+        return full
+    got = tf.grad(lambda v: tnp.sum(getattr(special, fn)(*at(v))))(args[k])
+    return got, _central(lambda v: getattr(sps, fn)(*at(v)), args[k], h)
+
+
+def test_inverse_derivatives_match_differences_of_scipy():
+    # small and large shapes, both tails of the probability (the density there tiny)
+    a = np.array([0.05, 0.5, 2.0, 2.0, 30.0, 400.0, 3.0, 0.7])
+    p = np.array([0.3, 1e-6, 0.5, 0.999, 0.2, 0.6, 1e-12, 0.9999])
+    for fn in ("gammaincinv", "gammainccinv"):
+        for k, h in ((0, 1e-4 * np.minimum(a, 1)), (1, 1e-4 * np.minimum(p, 1 - p))):
+            got, want = _inverse_case(fn, (a, p), k, h)
+            np.testing.assert_allclose(got, want, rtol=1e-8, err_msg=f"{fn} d/arg{k}")
+    a = np.array([0.1, 0.5, 2.0, 2.0, 10.0, 100.0, 5.0, 300.0])
+    b = np.array([5.0, 0.5, 3.0, 3.0, 20.0, 50.0, 0.1, 400.0])
+    y = np.array([0.01, 0.3, 1e-8, 0.9, 0.3, 0.6, 0.999, 0.43])
+    for fn in ("betaincinv", "betainccinv"):
+        for k, h in ((0, 1e-4 * np.minimum(a, 1)), (1, 1e-4 * np.minimum(b, 1)),
+                     (2, 1e-4 * np.minimum(y, 1 - y))):
+            got, want = _inverse_case(fn, (a, b, y), k, h)
+            np.testing.assert_allclose(got, want, rtol=1e-7, err_msg=f"{fn} d/arg{k}")
+    # ndtri_exp: ndtr(x) / pdf(x) at x = ndtri_exp(y), from the far left tail to exp(y)
+    # rounding to 1 (the exponent cancels to ~1e5 eps at y = -1e5)
+    y = np.array([-1e5, -700.0, -30.0, -1.0, -0.01, -1e-10, -1e-200])
+    x = sps.ndtri_exp(y)
+    np.testing.assert_allclose(_grad(special.ndtri_exp)(y), np.exp(
+        sps.log_ndtr(x) + x * x / 2 + 0.5 * np.log(2 * np.pi)), rtol=1e-10)
+    got, want = _inverse_case("ndtri_exp", (y[:-2],), 0, 1e-5 * np.abs(y[:-2]))
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def test_inverses_invert_the_forward_functions_with_their_derivatives():
+    a, p = np.array([0.5, 3.0, 40.0]), np.array([0.05, 0.5, 0.95])
+    # d/da P(a, gammaincinv(a, p)) = 0 and d/dp = 1: the two rules agree
+    ga, gp = tf.grad(lambda s, q: tnp.sum(special.gammainc(s, special.gammaincinv(s, q))),
+                     argnums=(0, 1))(a, p)
+    np.testing.assert_allclose(ga, 0.0, atol=1e-12)
+    np.testing.assert_allclose(gp, 1.0, rtol=1e-12)
+    b = np.array([2.0, 0.7, 9.0])
+    g = tf.grad(lambda s, t, q: tnp.sum(special.betainc(s, t, special.betainccinv(s, t, q))),
+                argnums=(0, 1, 2))(a, b, p)
+    np.testing.assert_allclose(g[0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(g[1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(g[2], -1.0, rtol=1e-12)
+
+
+# (function, arguments, indices of the arguments it is differentiated in)
+SECOND_ORDER = {
+    "gamma": (special.gamma, (np.array([-1.5, 0.4, 2.2, 7.0]),), (0,)),
+    "rgamma": (special.rgamma, (np.array([-1.5, 0.4, 2.2, 7.0]),), (0,)),
+    "beta": (special.beta, (np.array([0.4, 2.2, 7.0]), np.array([1.5, 0.3, 4.0])), (0, 1)),
+    "betaln": (special.betaln, (np.array([0.4, 2.2, 7.0]), np.array([1.5, 0.3, 4.0])),
+               (0, 1)),
+    "gammainc": (special.gammainc, (np.array([0.6, 2.2, 7.0]), np.array([0.3, 4.0, 6.5])),
+                 (0, 1)),
+    "gammaincc": (special.gammaincc, (np.array([0.6, 2.2, 7.0]), np.array([0.3, 4.0, 9.5])),
+                  (0, 1)),
+    "betainc": (special.betainc, (np.array([0.6, 2.2, 7.0]), np.array([1.3, 4.0, 2.5]),
+                                  np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "gammaincinv": (special.gammaincinv, (np.array([0.6, 2.2, 7.0]),
+                                          np.array([0.1, 0.5, 0.97])), (0, 1)),
+    "gammainccinv": (special.gammainccinv, (np.array([0.6, 2.2, 7.0]),
+                                            np.array([0.1, 0.5, 0.97])), (0, 1)),
+    "betaincinv": (special.betaincinv, (np.array([0.6, 2.2, 7.0]), np.array([1.3, 4.0, 2.5]),
+                                        np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "betainccinv": (special.betainccinv, (np.array([0.6, 2.2, 7.0]),
+                                          np.array([1.3, 4.0, 2.5]),
+                                          np.array([0.2, 0.5, 0.8])), (0, 1, 2)),
+    "ndtri_exp": (special.ndtri_exp, (np.array([-30.0, -3.0, -0.5, -0.05]),), (0,)),
+    "erfcinv": (special.erfcinv, (np.array([0.01, 0.6, 1.3, 1.9]),), (0,)),
+    "multigammaln": (lambda a: special.multigammaln(a, 3), (np.array([1.2, 3.0, 9.0]),), (0,)),
+    "poch": (special.poch, (np.array([0.4, 2.2, 7.0]), np.array([1.5, 0.3, -0.5])), (0, 1)),
+    "factorial": (special.factorial, (np.array([0.4, 2.2, 7.0]),), (0,)),
+    "expn": (special.expn, (np.array([0.0, 1.0, 3.0]), np.array([0.3, 1.2, 4.0])), (1,)),
+    "exp1": (special.exp1, (np.array([0.1, 1.2, 4.0]),), (0,)),
+    "expi": (special.expi, (np.array([-2.0, 0.1, 1.2, 4.0]),), (0,)),
+    "i0": (special.i0, (np.array([-2.0, 0.1, 1.2, 4.0]),), (0,)),
+    "i0e": (special.i0e, (np.array([-2.0, 0.1, 1.2, 4.0]),), (0,)),
+    "i1": (special.i1, (np.array([-2.0, 0.1, 1.2, 4.0]),), (0,)),
+    "i1e": (special.i1e, (np.array([-2.0, 0.1, 1.2, 4.0]),), (0,)),
+    "iv": (special.iv, (np.array([0.5, 1.0, 2.5]), np.array([0.7, 1.2, 4.0])), (1,)),
+    "ive": (special.ive, (np.array([1.0, 2.0, 2.5]), np.array([-0.7, 1.2, 4.0])), (1,)),
+    "jn": (special.jn, (np.array([0.0, 1.0, 3.0]), np.array([0.7, 1.2, 4.0])), (1,)),
+    "yn": (special.yn, (np.array([0.0, 1.0, 3.0]), np.array([0.7, 1.2, 4.0])), (1,)),
+    "hurwitz": (special.zeta, (np.array([2.0, 3.5]), np.array([0.7, 4.0])), (1,)),
+    "hyp1f1": (special.hyp1f1, (np.array([0.5, 2.0]), np.array([1.5, 3.0]),
+                                np.array([-1.0, 2.0])), (2,)),
+    "spence": (special.spence, (np.array([0.2, 0.9, 1.5, 4.0]),), (0,)),
+    "entr": (special.entr, (np.array([0.2, 0.9, 1.5]),), (0,)),
+    "rel_entr": (special.rel_entr, (np.array([0.2, 0.9, 1.5]), np.array([0.4, 2.0, 1.1])),
+                 (0, 1)),
+    "kl_div": (special.kl_div, (np.array([0.2, 0.9, 1.5]), np.array([0.4, 2.0, 1.1])), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_derivatives_match_finite_differences(name):
+    fn, args, wrt = SECOND_ORDER[name]
+
+    def only(*free):
+        full = list(args)
+        for k, v in zip(wrt, free):
+            full[k] = v
+        return fn(*full)
+    check_grads(only, tuple(args[k] for k in wrt), order=2, rtol=1e-5)
+
+
+def test_derivatives_at_special_points():
+    # rgamma at its poles: (-1)^n n!; i1, i1e at 0: 1/2; spence at 1: -1
+    np.testing.assert_allclose(_grad(special.rgamma)(np.array([0.0, -1.0, -3.0])),
+                               [1.0, -1.0, -6.0])
+    np.testing.assert_allclose(_grad(special.i1)(np.array([0.0])), [0.5])
+    np.testing.assert_allclose(_grad(special.i1e)(np.array([0.0])), [0.5])
+    np.testing.assert_allclose(_grad(special.spence)(np.array([1.0])), [-1.0])
+    assert _grad(special.gammasgn)(np.array([-0.5, 2.0])).tolist() == [0.0, 0.0]
+    # gammainc's a-derivative is 0 at x = 0 and x = inf; betainc's at x = 0 and 1
+    assert tf.grad(lambda a: tnp.sum(special.gammainc(a, np.array([0.0, np.inf]))))(
+        np.array([2.0, 2.0])).tolist() == [0.0, 0.0]
+    assert tf.grad(lambda a: tnp.sum(special.betainc(a, 2.0, np.array([0.0, 1.0]))))(
+        np.array([2.0, 2.0])).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, fn, args, k", [
+    ("expn", special.expn, (1.0, 2.0), 0), ("iv", special.iv, (0.5, 2.0), 0),
+    ("ive", special.ive, (0.5, 2.0), 0), ("jv", special.jn, (1.0, 2.0), 0),
+    ("yn", special.yn, (1.0, 2.0), 0), ("zeta", special.zeta, (2.5, 2.0), 0),
+    ("riemann_zeta", special.zeta, (2.5,), 0), ("hyp1f1", special.hyp1f1, (1.0, 2.0, 0.5), 1),
+])
+def test_derivatives_not_provided_raise_missing_rule_error(name, fn, args, k):
+    with pytest.raises(MissingRuleError) as info:
+        tf.grad(fn, argnums=k)(*args)
+    assert info.value.role == "jvp" and f"'{name}'" in str(info.value)
+
+
+def test_factorial_exact_is_refused():
+    from tf_numba.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="scipy.special.factorial"):
+        special.factorial(5, exact=True)
+
+
+def test_logsumexp_b_broadcasts_and_differentiates_in_b():
+    a = np.array([[0.3, -1.0, 2.0], [1.0, 0.5, -0.2]])
+    b = np.array([2.0, -0.5, 1.0])
+    for axis in (None, 0, 1):
+        got = special.logsumexp(a, axis=axis, b=b, return_sign=True)
+        want = sps.logsumexp(a, axis=axis, b=b, return_sign=True)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
+        np.testing.assert_array_equal(got[1], want[1])
+    check_grads(lambda v, w: special.logsumexp(v, axis=1, b=w), (a, b), order=2)
+
+
+def test_jit_equals_interpreter_for_new_functions():
+    def f(a, x, p):
+        return (special.gammainc(a, x) + special.betainc(a, a + 1, p) + special.gamma(a)
+                + special.erfcinv(p) + special.entr(p) + special.i0e(x)
+                + special.gammaincinv(a, p) + special.betainccinv(a, x, p)
+                + special.ndtri_exp(-x))
+    args = (np.array([0.5, 2.0, 9.0]), np.array([0.3, 3.0, 7.0]), np.array([0.1, 0.5, 0.9]))
+    np.testing.assert_array_equal(tf.jit(f, tiered=False)(*args), f(*args))
+    g = tf.grad(lambda *v: tnp.sum(f(*v)), argnums=(0, 1, 2))
+    for got, want in zip(tf.jit(g, tiered=False)(*args), g(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_parameter_derivatives_keep_float32_and_vectorize():
+    a, x = np.array([0.5, 2.0, 9.0], np.float32), np.array([0.3, 3.0, 12.0], np.float32)
+    g = tf.grad(lambda s: tnp.sum(special.gammainc(s, x)))(a)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, tf.grad(lambda s: tnp.sum(special.gammainc(s, x)))(
+        a.astype(np.float64)), rtol=1e-6)
+    per_row = tf.vmap(tf.grad(lambda s, v: special.betainc(s, 2.0, v)), in_axes=(0, 0))
+    b = np.array([[0.2, 0.5], [0.7, 0.9]])
+    want = np.array([[tf.grad(lambda s: special.betainc(s, 2.0, v))(s_) for s_, v in
+                      zip(row_a, row_x)] for row_a, row_x in zip(b + 1, b)])
+    np.testing.assert_allclose(tf.vmap(per_row)(b + 1, b), want, rtol=1e-14)

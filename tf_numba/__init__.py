@@ -14,9 +14,10 @@ if _freeze:
     _gc.disable()
 try:
     from . import ops  # noqa: F401  (registers every primitive)
-    from .api import (ShapeDtype, grad, hessian, jacfwd, jacrev, jvp, linearize, make_program,
-                      stop_gradient, symbolic, value_and_grad, vjp, vmap)
-    from .core.pytree import register_pytree_node
+    from .api import (ShapeDtype, block_until_ready, eval_shape, grad, hessian, jacfwd,
+                      jacobian, jacrev, jvp, linearize, make_program, stop_gradient, symbolic,
+                      value_and_grad, vjp, vmap)
+    from .tree_util import register_pytree_node
     from .custom_derivatives import custom_jvp, custom_vjp
     from .errors import TfNumbaError
     from .ext.einsum import einsum
@@ -26,12 +27,18 @@ try:
     from . import nn  # noqa: E402,F401
     from . import lax  # noqa: E402
     from .lax import checkpoint  # noqa: E402
+    from . import tree, tree_util  # noqa: E402
+    from . import optimizers, random  # noqa: E402
 finally:
     if _freeze:
         _gc.freeze()
         if _gc_was_enabled:
             _gc.enable()
 
-__all__ = ["ShapeDtype", "TfNumbaError", "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "grad", "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "register_pytree_node",
-           "stop_gradient", "symbolic", "value_and_grad", "vjp", "vmap"]
+__all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jacobian",
+           "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "einsum", "errors", "grad", "hessian",
+           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
+           "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
+
+from .core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir(tf) shows __all__, not the implementation modules

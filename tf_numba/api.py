@@ -17,6 +17,7 @@ from .core.shapes import Sym
 from .core.trace import ProgramBuilder, Tracer, user_source
 from .errors import DTypeError, ShapeError, TfNumbaError
 from .transforms import ad
+from .transforms.cache import TRANSFORMS
 from .transforms.simplify import simplify
 
 
@@ -61,31 +62,56 @@ def _as_array(x):
 
 
 class TracedFunction:
-    """A user function traced on flat leaves: its program, trees and captured tracers."""
+    """A user function traced on flat leaves: its program, trees and captured tracers.
 
-    def __init__(self, fn, args, kwargs):
+    By default every leaf is a program input with no value (``jit``, ``make_program``).
+    With ``known`` (a collection of leaf indices; the un-jitted transforms pass the leaves
+    they differentiate), only those leaves become inputs, traced with their values known,
+    so Python control flow on them works; the other leaves reach ``fn`` as they are, as
+    under autograd and eager JAX. The program's constants then become trailing inputs
+    too (``const_values``), so that a cached transform of it serves every call whose
+    trace has the same structure (``transforms.cache``).
+    """
+
+    def __init__(self, fn, args, kwargs, known=None):
         leaves, self.in_tree = pytree.flatten(args)
-        self.leaves = [_as_array(x) for x in leaves]
+        if known is None:
+            self.leaves = [_as_array(x) for x in leaves]
+            self.inputs = self.leaves
+        else:
+            known = set(known)
+            self.leaves = [_as_array(x) if i in known else x for i, x in enumerate(leaves)]
+            self.inputs = [x for i, x in enumerate(self.leaves) if i in known]
         self.out_tree = None
+        self.const_values = []
 
         def flat_fn(*flat):
+            if known is not None:
+                it = iter(flat)
+                flat = [next(it) if i in known else x for i, x in enumerate(self.leaves)]
             out = fn(*pytree.unflatten(self.in_tree, flat), **kwargs)
             out_leaves, self.out_tree = pytree.flatten(out)
             self.out = out
             return out_leaves
 
-        with ProgramBuilder() as builder:
-            ins = [builder.new_input(_aval(x)) for x in self.leaves]
+        with ProgramBuilder(known_values=known is not None) as builder:
+            ins = [builder.new_input(_aval(x), x) for x in self.inputs]
             outs = flat_fn(*ins)
             self.program, self.captured = builder.build(outs)
+        if known is not None and self.program.consts:
+            const_vars = [v for v, _ in self.program.consts]
+            self.const_values = [value for _, value in self.program.consts]
+            self.program = self.program.replace(invars=self.program.invars + tuple(const_vars),
+                                                consts=())
 
     def call(self, program):
         """Evaluate a program derived from this one on the arguments it was traced with."""
-        return eval_program(program, self.leaves + self.captured)
+        return eval_program(program, self.inputs + self.captured + self.const_values)
 
-    def mask(self, leaf_indices):
+    def mask(self, input_indices):
+        """Per program input: is it one of ``input_indices`` (positions in ``inputs``)?"""
         m = [False] * len(self.program.invars)
-        for i in leaf_indices:
+        for i in input_indices:
             m[i] = True
         return m
 
@@ -139,23 +165,23 @@ def _normalize_argnums(argnums, num_args, what="argnums"):
     return nums
 
 
-def _leaf_ranges(args):
-    """For each positional argument, the range of its leaves in the flattened args."""
-    ranges, start = [], 0
+def _flat_args(args):
+    """Per positional argument: (its leaves, its tree, the range of its leaves in the
+    flattened arguments)."""
+    out, start = [], 0
     for a in args:
-        n = len(pytree.flatten(a)[0])
-        ranges.append(range(start, start + n))
-        start += n
-    return ranges
+        leaves, tree = pytree.flatten(a)
+        out.append((leaves, tree, range(start, start + len(leaves))))
+        start += len(leaves)
+    return out
 
 
-def _check_differentiable(args, argnums, fname):
+def _check_differentiable(flat_args, argnums, fname):
     """Leaf indices to differentiate; DTypeError naming the argument if one is not float."""
-    ranges = _leaf_ranges(args)
     wrt = []
     for a in argnums:
-        leaves, _ = pytree.flatten(args[a])
-        for i, leaf in zip(ranges[a], leaves):
+        leaves, _, indices = flat_args[a]
+        for i, leaf in zip(indices, leaves):
             aval = _aval(_as_array(leaf))
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(
@@ -165,7 +191,7 @@ def _check_differentiable(args, argnums, fname):
                     op=fname, source=user_source())
             if i not in wrt:
                 wrt.append(i)
-    return wrt, ranges
+    return wrt
 
 
 def _split_aux(out, has_aux, fname):
@@ -196,31 +222,39 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     aux_tree = []
 
     def scalar_fn(*a, **k):
+        if not has_aux:
+            out = fn(*a, **k)
+            _check_scalar_output(out)
+            return [out]
         out, aux = _split_aux(fn(*a, **k), has_aux, "grad")
         _check_scalar_output(out)
         aux_leaves, aux_def = pytree.flatten(aux)
         aux_tree.append(aux_def)
         return [out] + aux_leaves
 
-    wrt, ranges = _check_differentiable(args, nums, "grad")
-    traced = TracedFunction(scalar_fn, args, kwargs)
-    program = ad.grad_program(traced.program, traced.mask(wrt), keep_outputs=keep_value)
-    flat = traced.call(simplify(program))
+    flat_args = _flat_args(args)
+    wrt = _check_differentiable(flat_args, nums, "grad")
+    traced = TracedFunction(scalar_fn, args, kwargs, known=wrt)
+    mask = traced.mask(range(len(traced.inputs)))
+    program = TRANSFORMS.get_or_build(
+        ("grad", len(traced.inputs), keep_value), traced.program,
+        lambda p: simplify(ad.grad_program(p, mask, keep_outputs=keep_value)))
+    flat = traced.call(program)
     n_out = len(traced.program.outvars) if keep_value else 0
     by_leaf = dict(zip(sorted(wrt), flat[n_out:]))
-    grads = _unflatten_grads(args, argnums, nums, ranges, by_leaf)
+    grads = _unflatten_grads(flat_args, argnums, nums, by_leaf)
     if not keep_value:
         return None, None, grads
     aux = pytree.unflatten(aux_tree[0], flat[1:n_out]) if has_aux else None
     return flat[0], aux, grads
 
 
-def _unflatten_grads(args, argnums, nums, ranges, by_leaf):
+def _unflatten_grads(flat_args, argnums, nums, by_leaf):
     """Gradients in the structure of the differentiated arguments (a tuple for a tuple)."""
     per_arg = []
     for a in nums:
-        _, tree = pytree.flatten(args[a])
-        per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in ranges[a]]))
+        _, tree, indices = flat_args[a]
+        per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in indices]))
     return per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
 
 
@@ -251,6 +285,11 @@ def grad(fn, argnums=0, has_aux=False):
     return grad_fn
 
 
+def _inexact_leaves(leaves):
+    """Indices of the leaves that carry derivatives (float and complex ones)."""
+    return [i for i, x in enumerate(leaves) if dtypes.is_inexact(_aval(_as_array(x)).dtype)]
+
+
 def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
     if primal_tree != tangent_tree:
         raise TfNumbaError(f"tangents have structure {tangent_tree}, primals have "
@@ -265,16 +304,18 @@ def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
 def jvp(fn, primals, tangents):
     """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX."""
     primals, tangents = tuple(primals), tuple(tangents)
-    traced = TracedFunction(fn, primals, {})
     p_leaves, p_tree = pytree.flatten(primals)
     t_leaves, t_tree = pytree.flatten(tangents)
     _check_tangents(p_leaves, t_leaves, p_tree, t_tree)
-    n = len(traced.leaves)
-    mask = traced.mask(range(n))
-    program, _ = ad.jvp_program(traced.program, mask)
-    tangent_args = [_as_array(t) for t, v in zip(t_leaves, traced.program.invars)
-                    if dtypes.is_inexact(v.aval.dtype)]
-    flat = eval_program(simplify(program), traced.leaves + traced.captured + tangent_args)
+    diff = _inexact_leaves(p_leaves)
+    traced = TracedFunction(fn, primals, {}, known=diff)
+    mask = traced.mask(range(len(diff)))
+    program = TRANSFORMS.get_or_build(
+        ("jvp", len(diff)), traced.program,
+        lambda p: simplify(ad.jvp_program(p, mask)[0]))
+    tangent_args = [_as_array(t_leaves[i]) for i in diff]
+    flat = eval_program(program, traced.inputs + traced.captured + traced.const_values
+                        + tangent_args)
     k = len(traced.program.outvars)
     return (pytree.unflatten(traced.out_tree, flat[:k]),
             pytree.unflatten(traced.out_tree, flat[k:]))
@@ -282,20 +323,23 @@ def jvp(fn, primals, tangents):
 
 def linearize(fn, *primals):
     """``linearize(f, x) -> (f(x), f_jvp)`` where ``f_jvp(t)`` evaluates only the linear part."""
-    traced = TracedFunction(fn, primals, {})
-    n = len(traced.leaves)
-    jvp_prog, _ = ad.jvp_program(traced.program, traced.mask(range(n)))
+    p_leaves = pytree.flatten(primals)[0]
+    diff = _inexact_leaves(p_leaves)
+    traced = TracedFunction(fn, primals, {}, known=diff)
     k = len(traced.program.outvars)
-    known, linear, num_res = ad.partial_eval(jvp_prog, len(traced.program.invars), k)
-    outs = traced.call(simplify(known))
+
+    def build(program):
+        jvp_prog, _ = ad.jvp_program(program, traced.mask(range(len(diff))))
+        known, linear, _ = ad.partial_eval(jvp_prog, len(program.invars), k)
+        return simplify(known), simplify(linear)
+    known, linear = TRANSFORMS.get_or_build(("linearize", len(diff)), traced.program, build)
+    outs = traced.call(known)
     residuals = outs[k:]
-    linear = simplify(linear)
-    diff = [dtypes.is_inexact(v.aval.dtype) for v in traced.program.invars[:n]]
 
     def f_jvp(*tangents):
         t_leaves, t_tree = pytree.flatten(tangents)
         _check_tangents(traced.leaves, t_leaves, traced.in_tree, t_tree)
-        ts = [_as_array(t) for t, d in zip(t_leaves, diff) if d]
+        ts = [_as_array(t_leaves[i]) for i in diff]
         return pytree.unflatten(traced.out_tree, eval_program(linear, residuals + ts))
     return pytree.unflatten(traced.out_tree, outs[:k]), f_jvp
 
@@ -314,17 +358,20 @@ def vjp(fn, *primals, has_aux=False):
         aux_leaves, trees["aux"] = pytree.flatten(aux)
         return out_leaves + aux_leaves   # aux rides along, never differentiated
 
-    traced = TracedFunction(main_fn, primals, {})
-    n = len(traced.leaves)
+    diff_idx = _inexact_leaves(pytree.flatten(primals)[0])
+    traced = TracedFunction(main_fn, primals, {}, known=diff_idx)
     out_tree = trees["out"]
     k = out_tree.num_leaves
     n_all = len(traced.program.outvars)
-    diff_idx = [i for i in range(n) if dtypes.is_inexact(traced.program.invars[i].aval.dtype)]
-    known, transposed, _ = ad.vjp_parts(traced.program, traced.mask(diff_idx),
-                                        [True] * k + [False] * (n_all - k))
-    outs = traced.call(simplify(known))
+
+    def build(program):
+        known, transposed, _ = ad.vjp_parts(program, traced.mask(range(len(diff_idx))),
+                                            [True] * k + [False] * (n_all - k))
+        return simplify(known), simplify(transposed)
+    known, transposed = TRANSFORMS.get_or_build(("vjp", len(diff_idx), k), traced.program,
+                                                build)
+    outs = traced.call(known)
     residuals = outs[n_all:]
-    transposed = simplify(transposed)
     out_avals = traced.program.out_avals[:k]
 
     def vjp_fn(ct):
@@ -445,13 +492,24 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                               "out_axes")
         want = [None if w is None else w % (len(v.aval.shape) + 1)
                 for w, v in zip(want, program.outvars)]
-        batched, dims = batch_program(program, axes + [None] * len(captured), size, want)
+        # constants become trailing unbatched inputs, so that calls tracing to the same
+        # structure share the batched program (transforms/cache.py)
+        consts = [value for _, value in program.consts]
+        program = program.replace(invars=program.invars + tuple(v for v, _ in program.consts),
+                                  consts=())
+        in_dims = tuple(axes + [None] * (len(captured) + len(consts)))
+
+        def build(program):
+            batched, dims = batch_program(program, list(in_dims), size, want)
+            return simplify(batched), dims
+        batched, dims = TRANSFORMS.get_or_build(("vmap", in_dims, size, tuple(want)),
+                                                program, build)
         for i, (w, d) in enumerate(zip(want, dims)):
             if w is None and d is not None:
                 raise TfNumbaError(f"vmap out_axes is None for output leaf {i}, but that "
                                    "output depends on the batched arguments",
                                    op="vmap", source=user_source())
-        flat = eval_program(simplify(batched), leaves + captured)
+        flat = eval_program(batched, leaves + captured + consts)
         return pytree.unflatten(out_tree, flat)
     return vmapped
 
@@ -548,3 +606,31 @@ def jacrev(fn, argnums=0):
 def hessian(fn, argnums=0):
     """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function."""
     return jacfwd(jacrev(fn, argnums), argnums)
+
+
+jacobian = jacrev   # jax.jacobian's name: reverse mode
+
+
+def eval_shape(fn, *args, **kwargs):
+    """The shapes and dtypes ``fn(*args, **kwargs)`` would return, as a pytree of
+    ``ShapeDtype`` (``jax.eval_shape``): ``fn`` is traced, not run. Arguments may be
+    arrays, ``ShapeDtype`` or anything with ``.shape`` and ``.dtype``.
+
+    >>> eval_shape(lambda x: tnp.outer(x, x).astype(np.float32), ShapeDtype((3,)))
+    ShapeDtype(f32[3,3])
+    """
+    def stand_in(x):
+        if isinstance(x, (ShapeDtype, Tracer, np.ndarray)) or not (
+                hasattr(x, "shape") and hasattr(x, "dtype")):
+            return x
+        return ShapeDtype(x.shape, x.dtype)
+    args = pytree.tree_map(stand_in, args)
+    traced = TracedFunction(fn, args, kwargs)
+    outs = [ShapeDtype(a.shape, a.dtype) for a in traced.program.out_avals]
+    return pytree.unflatten(traced.out_tree, outs)
+
+
+def block_until_ready(x):
+    """``x`` itself (``jax.block_until_ready``): tf_numba computes synchronously, so its
+    results are NumPy arrays that are ready when a call returns."""
+    return x

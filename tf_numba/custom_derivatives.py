@@ -8,16 +8,38 @@ For ``custom_vjp`` the JVP rule emits ``custom_vjp_linear``: a primitive linear 
 tangents whose transpose calls the user's ``bwd``. Evaluated forwards (plain ``jvp``, no
 transpose) it differentiates the forward function instead, so ``jvp`` of a ``custom_vjp``
 function works and agrees with ``grad`` whenever ``bwd`` is correct.
+
+As in JAX: ``nondiff_argnums`` arguments are static (any Python value, not traced) and
+come first in the rules' arguments; a rule may return ``None`` for a zero (co)tangent of
+any subtree; ``defjvps`` gives one rule per argument; with ``symbolic_zeros=True`` rules see
+zero (co)tangents as ``SymbolicZero`` values and ``fwd`` sees ``CustomVJPPrimal`` leaves.
 """
 import functools
+import inspect
 
 from .core import pytree
 from .core.interpreter import eval_program
 from .core.linear import Zero, has_tangent, instantiate, is_undefined
 from .core.primitive import Primitive, register
 from .core.trace import Tracer, current_builder, user_source
-from .errors import TfNumbaError
+from .errors import PytreeError, TfNumbaError
 from .transforms import ad
+
+# A (co)tangent known to be zero, as rules with ``symbolic_zeros=True`` see it: it has
+# ``aval``, ``shape`` and ``dtype``; a rule may return one for a zero result.
+SymbolicZero = Zero
+
+
+class CustomVJPPrimal:
+    """A primal argument as ``fwd`` sees it with ``symbolic_zeros=True``: its ``value``, and
+    whether it is ``perturbed`` (has a nonzero tangent, so its cotangent is needed)."""
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed):
+        self.value, self.perturbed = value, perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
 
 
 def _is_eager(leaves):
@@ -29,12 +51,30 @@ def _traced(fn, args):
     return TracedFunction(fn, args, {})
 
 
-def _call_with_rule(prim, rule, args):
-    """Run ``rule.fun`` eagerly, or trace it into a ``prim`` equation carrying the rule."""
-    leaves, _ = pytree.flatten(args)
+def _positional(owner, args, kwargs):
+    """The call's arguments as a tuple in the function's positional order."""
+    if not kwargs:
+        return args
+    bound = inspect.signature(owner.fun).bind(*args, **kwargs)
+    if bound.kwargs:
+        raise TfNumbaError(f"{owner.kind} function {owner.fun.__qualname__}: keyword-only "
+                           f"arguments {sorted(bound.kwargs)} are not supported; make them "
+                           "positional or close over them", source=user_source())
+    return bound.args
+
+
+def _call_with_rule(prim, owner, args):
+    """Run ``owner.fun`` eagerly, or trace it into a ``prim`` equation carrying the rule."""
+    if owner.nondiff_argnums and max(owner.nondiff_argnums) >= len(args):
+        raise TfNumbaError(f"{owner.kind} function {owner.fun.__qualname__} has "
+                           f"nondiff_argnums={owner.nondiff_argnums} but was called with "
+                           f"{len(args)} positional arguments", source=user_source())
+    rule = _BoundRule(owner, args)
+    leaves, _ = pytree.flatten(rule.diff_args)
     if _is_eager(leaves):
-        return rule.fun(*args)
-    traced = _traced(rule.fun, args)
+        return owner.fun(*args)
+    traced = _traced(rule.fun, rule.diff_args)
+    rule.in_tree = traced.in_tree
     outs = prim.bind(*traced.leaves, *traced.captured, call=traced.program, rule=rule,
                      in_tree=traced.in_tree, out_tree=traced.out_tree,
                      num_args=len(traced.leaves))
@@ -61,9 +101,96 @@ def jvp_of_call(program, primals, tangents):
 
 def _as_tangent(t, aval):
     from .ops.elementwise import convert_element_type
-    if t is None:
+    if t is None or type(t) is Zero or not has_tangent(aval):
         return Zero(aval)
     return convert_element_type(t, aval.dtype)
+
+
+def _leaves_or_none(treedef, tree, what):
+    """The leaves of ``tree`` in ``treedef``'s order, ``None`` (a zero) for each leaf of a
+    subtree given as ``None`` or ``SymbolicZero``, as JAX's rules may return."""
+    out = []
+
+    def visit(td, x):
+        if x is None or type(x) is Zero:
+            out.extend([None] * td.num_leaves)
+        elif td.kind is None:
+            out.append(x)
+        else:
+            level = pytree.TreeDef(td.kind, td.aux, (pytree.LEAF,) * len(td.children))
+            for child_td, child in zip(td.children, pytree.flatten_up_to(level, x)):
+                visit(child_td, child)
+    try:
+        visit(treedef, tree)
+    except PytreeError as e:
+        raise TfNumbaError(f"{what} of structure {pytree.flatten(tree)[1]} does not match "
+                           f"{treedef} ({e}); give one entry per leaf, or None for a zero "
+                           "subtree") from None
+    return out
+
+
+class _BoundRule:
+    """One call's view of a ``custom_jvp``/``custom_vjp``: its ``nondiff_argnums`` values
+    bound, its rules over the differentiable arguments only (what the primitives carry)."""
+
+    def __init__(self, owner, args):
+        nondiff = owner.nondiff_argnums
+        self.owner, self.n_args = owner, len(args)
+        self.static = tuple(args[i] for i in nondiff)
+        self.diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        self.symbolic_zeros = owner.symbolic_zeros
+        self.in_tree = None
+        self.fun = functools.wraps(owner.fun)(
+            lambda *diff: owner.fun(*self.full_args(diff)))
+
+    def full_args(self, diff):
+        nondiff, it_d, it_s = self.owner.nondiff_argnums, iter(diff), iter(self.static)
+        return tuple(next(it_s) if i in nondiff else next(it_d) for i in range(self.n_args))
+
+    def fingerprint(self):
+        from .core.ir import _canon
+        own = getattr(self.owner, "fingerprint", None)
+        base = own() if own is not None else \
+            f"{self.owner.fun.__module__}.{self.owner.fun.__qualname__}"
+        return f"{self.owner.kind}({base}, {_canon(self.static)})"
+
+    def _instantiated(self, tree):
+        if self.symbolic_zeros:
+            return tree
+        return pytree.tree_map(
+            lambda t: instantiate(t) if type(t) is Zero and has_tangent(t.aval) else t, tree)
+
+    def jvp(self, primals, tangents):
+        return self.owner.jvp(*self.static, primals, self._instantiated(tangents))
+
+    def fwd(self, *diff, perturbed=None):
+        if self.symbolic_zeros:
+            leaves, tree = pytree.flatten(diff)
+            diff = pytree.unflatten(tree, [CustomVJPPrimal(x, p)
+                                           for x, p in zip(leaves, perturbed)])
+        return self.owner.fwd(*self.full_args(diff))
+
+    def bwd_leaves(self, res, ct):
+        """The cotangent of each leaf of the differentiable arguments, None for zero."""
+        in_cts = self.owner.bwd(*self.static, res, self._instantiated(ct))
+        name = self.owner.fun.__qualname__
+        n_diff = len(self.diff_args)
+        if not isinstance(in_cts, (tuple, list)) or len(in_cts) != n_diff:
+            got = f"{len(in_cts)} entries" if isinstance(in_cts, (tuple, list)) else \
+                type(in_cts).__name__
+            raise TfNumbaError(f"bwd of {name} must return a tuple with one cotangent (or "
+                               f"None) per differentiable argument, {n_diff}, got {got}",
+                               op="custom_vjp_call")
+        return _leaves_or_none(self.in_tree, tuple(in_cts), f"the cotangents bwd of {name} "
+                               "returned")
+
+
+def _normalize_nondiff(fun, nondiff_argnums):
+    nums = tuple(sorted(set(int(i) for i in nondiff_argnums)))
+    if any(i < 0 for i in nums):
+        raise TfNumbaError(f"nondiff_argnums={nondiff_argnums!r} of {fun.__qualname__}: "
+                           "give non-negative positions")
+    return nums
 
 
 # ---------------------------------------------------------------- custom_jvp
@@ -72,7 +199,10 @@ custom_jvp_call_p = Primitive("custom_jvp_call", _out_avals, _call_impl, multipl
 
 
 class custom_jvp:
-    """A function with a user-defined JVP.
+    """A function with a user-defined JVP, as ``jax.custom_jvp``.
+
+    ``jvp(primals, tangents) -> (out, tangent_out)`` (``jvp(*nondiff, primals, tangents)``
+    with ``nondiff_argnums``); a tangent of None is zero.
 
     >>> @custom_jvp
     ... def f(x): return tnp.sin(x)
@@ -81,21 +211,51 @@ class custom_jvp:
     ...     (x,), (t,) = primals, tangents
     ...     return tnp.sin(x), tnp.cos(x) * t
     """
+    kind = "custom_jvp"
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _normalize_nondiff(fun, nondiff_argnums)
         self.jvp = None
+        self.symbolic_zeros = False
 
-    def defjvp(self, jvp):
-        self.jvp = jvp
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Set the JVP rule; with ``symbolic_zeros`` zero tangents arrive as SymbolicZero."""
+        self.jvp, self.symbolic_zeros = jvp, symbolic_zeros
         return jvp
 
-    def __call__(self, *args):
+    def defjvps(self, *jvps):
+        """One rule per argument: ``jvp_i(t_i, ans, *primals)`` is the output tangent that
+        argument i's tangent contributes (None: the output does not depend on it).
+
+        >>> f.defjvps(lambda tx, ans, x, y: tnp.cos(x) * y * tx,
+        ...           lambda ty, ans, x, y: tnp.sin(x) * ty)
+        """
+        if self.nondiff_argnums:
+            raise TfNumbaError(f"custom_jvp function {self.fun.__qualname__}: defjvps does "
+                               "not take nondiff_argnums; use defjvp")
+
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            terms = [rule(t, ans, *primals) for rule, t in zip(jvps, tangents)
+                     if rule is not None and type(t) is not Zero]
+            if not terms:
+                return ans, None
+            return ans, pytree.tree_map(_sum_terms, *terms,
+                                        is_leaf=lambda x: x is None or type(x) is Zero)
+        self.defjvp(jvp, symbolic_zeros=True)
+
+    def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise TfNumbaError(f"custom_jvp function {self.fun.__qualname__} has no JVP rule; "
                                "define one with @f.defjvp", source=user_source())
-        return _call_with_rule(custom_jvp_call_p, self, args)
+        return _call_with_rule(custom_jvp_call_p, self, _positional(self, args, kwargs))
+
+
+def _sum_terms(*terms):
+    present = [t for t in terms if t is not None and type(t) is not Zero]
+    return functools.reduce(lambda a, b: a + b, present) if present else None
 
 
 def _custom_jvp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_args):
@@ -104,16 +264,14 @@ def _custom_jvp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_ar
             f"custom_jvp function {rule.fun.__qualname__} closes over a value that is being "
             "differentiated; pass that value as an argument instead", op="custom_jvp_call")
     args = pytree.unflatten(in_tree, primals[:num_args])
-    ts = pytree.unflatten(in_tree, [instantiate(t) if has_tangent(v.aval) else t
-                                    for t, v in zip(tangents[:num_args], call.invars)])
-    out, tangent_out = rule.jvp(args, ts)
+    out, tangent_out = rule.jvp(args, pytree.unflatten(in_tree, tangents[:num_args]))
     out_leaves, tree = pytree.flatten(out)
-    t_leaves, t_tree = pytree.flatten(tangent_out)
-    if tree != out_tree or t_tree != out_tree:
+    if tree != out_tree:
         raise TfNumbaError(
-            f"the JVP rule of {rule.fun.__qualname__} returned outputs of structure {tree} and "
-            f"tangents of structure {t_tree}; the function returns {out_tree}",
-            op="custom_jvp_call")
+            f"the JVP rule of {rule.fun.__qualname__} returned outputs of structure {tree}; "
+            f"the function returns {out_tree}", op="custom_jvp_call")
+    t_leaves = _leaves_or_none(out_tree, tangent_out,
+                               f"the tangents the JVP rule of {rule.fun.__qualname__} returned")
     return out_leaves, [_as_tangent(t, v.aval) for t, v in zip(t_leaves, call.outvars)]
 
 
@@ -126,25 +284,37 @@ custom_vjp_call_p = Primitive("custom_vjp_call", _out_avals, _call_impl, multipl
 
 
 class custom_vjp:
-    """A function with a user-defined VJP: ``f.defvjp(fwd, bwd)``.
+    """A function with a user-defined VJP, as ``jax.custom_vjp``: ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct) -> tuple`` of one cotangent per
-    argument. Under ``jvp`` the forward function is differentiated instead.
-    """
+    argument, None for a zero one (with ``nondiff_argnums``: ``bwd(*nondiff, residuals,
+    ct)``, cotangents for the other arguments only). Under ``jvp`` the forward function is
+    differentiated instead.
 
-    def __init__(self, fun):
+    >>> @custom_vjp
+    ... def clip_gradient(lo, hi, x): return x
+    >>> clip_gradient.defvjp(lambda lo, hi, x: (x, (lo, hi)),
+    ...                      lambda res, g: (None, None, tnp.clip(g, *res)))
+    """
+    kind = "custom_vjp"
+
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _normalize_nondiff(fun, nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
-    def defvjp(self, fwd, bwd):
-        self.fwd, self.bwd = fwd, bwd
+    def defvjp(self, fwd, bwd, symbolic_zeros=False):
+        """Set the rules; with ``symbolic_zeros`` fwd's array arguments are CustomVJPPrimal
+        leaves and zero output cotangents reach bwd as SymbolicZero."""
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise TfNumbaError(f"custom_vjp function {self.fun.__qualname__} has no rule; "
                                "define one with f.defvjp(fwd, bwd)", source=user_source())
-        return _call_with_rule(custom_vjp_call_p, self, args)
+        return _call_with_rule(custom_vjp_call_p, self, _positional(self, args, kwargs))
 
 
 def _linear_avals(*avals, call, num_res, **_):
@@ -161,12 +331,18 @@ custom_vjp_linear_p = Primitive("custom_vjp_linear", _linear_avals, _linear_impl
                                 multiple_results=True)
 
 
+def _as_residual(x):
+    import numpy as np
+    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
+
+
 def _custom_vjp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_args):
     if any(type(t) is not Zero for t in tangents[num_args:]):
         raise TfNumbaError(
             f"custom_vjp function {rule.fun.__qualname__} closes over a value that is being "
             "differentiated; pass that value as an argument instead", op="custom_vjp_call")
-    out, res = rule.fwd(*pytree.unflatten(in_tree, primals[:num_args]))
+    perturbed = [type(t) is not Zero for t in tangents[:num_args]]
+    out, res = rule.fwd(*pytree.unflatten(in_tree, primals[:num_args]), perturbed=perturbed)
     out_leaves, tree = pytree.flatten(out)
     if tree != out_tree:
         raise TfNumbaError(f"fwd of {rule.fun.__qualname__} returned {tree}, the function "
@@ -174,8 +350,8 @@ def _custom_vjp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_ar
     res_leaves, res_tree = pytree.flatten(res)
     ts = [instantiate(t) if has_tangent(v.aval) else instantiate(Zero(v.aval))
           for t, v in zip(tangents, call.invars)]
-    touts = custom_vjp_linear_p.bind(*res_leaves, *primals, *ts, call=call, rule=rule,
-                                     num_res=len(res_leaves), res_tree=res_tree,
+    touts = custom_vjp_linear_p.bind(*map(_as_residual, res_leaves), *primals, *ts, call=call,
+                                     rule=rule, num_res=len(res_leaves), res_tree=res_tree,
                                      in_tree=in_tree, out_tree=out_tree, num_args=num_args)
     return out_leaves, touts
 
@@ -183,17 +359,7 @@ def _custom_vjp_rule(primals, tangents, *, call, rule, in_tree, out_tree, num_ar
 def _custom_vjp_linear_transpose(cts, *args, call, rule, num_res, res_tree, in_tree, out_tree,
                                  num_args):
     res = pytree.unflatten(res_tree, args[:num_res])
-    out_ct = pytree.unflatten(out_tree, [instantiate(c) for c in cts])
-    in_cts = rule.bwd(res, out_ct)
-    if not isinstance(in_cts, tuple):
-        raise TfNumbaError(f"bwd of {rule.fun.__qualname__} must return a tuple with one "
-                           f"cotangent per argument, got {type(in_cts).__name__}",
-                           op="custom_vjp_call")
-    leaves, tree = pytree.flatten(in_cts)
-    if tree != in_tree:
-        raise TfNumbaError(f"bwd of {rule.fun.__qualname__} returned cotangents of structure "
-                           f"{tree}; the arguments have structure {in_tree}",
-                           op="custom_vjp_call")
+    leaves = rule.bwd_leaves(res, pytree.unflatten(out_tree, list(cts)))
     n = len(call.invars)
     grads = [None] * (num_res + n)
     for i, (ct, v) in enumerate(zip(leaves, call.invars)):
@@ -244,7 +410,7 @@ class _BatchedRule:
         self.res_dims = res_dims
 
     def fingerprint(self):
-        return f"vmap({self.inner.fun.__module__}.{self.inner.fun.__qualname__}, {self.in_dims})"
+        return f"vmap({self.inner.fingerprint()}, {self.in_dims})"
 
     def jvp(self, primals, tangents):
         from .api import vmap
@@ -255,26 +421,28 @@ class _BatchedRule:
         def flat(*xs):
             it = iter(xs[n:])
             ts = [next(it) if k else Zero(a) for k, a in zip(keep, self.in_avals)]
-            return self.inner.jvp(pytree.unflatten(self.in_tree, xs[:n]),
-                                  pytree.unflatten(self.in_tree, ts))
+            out, t_out = self.inner.jvp(pytree.unflatten(self.in_tree, xs[:n]),
+                                        pytree.unflatten(self.in_tree, ts))
+            # vmap takes arrays and None subtrees, not symbolic zeros
+            return out, pytree.tree_map(lambda x: None if type(x) is Zero else x, t_out)
         axes = self.in_dims + tuple(d for d, k in zip(self.in_dims, keep) if k)
         return vmap(flat, in_axes=axes, out_axes=0)(*p, *[x for x, k in zip(t, keep) if k])
 
-    def fwd(self, *args):
+    def fwd(self, *args, perturbed=None):
         from .api import vmap
         axes = _tree_of_dims(self.in_tree, self.in_dims)
-        return vmap(self.inner.fwd, in_axes=tuple(axes), out_axes=0)(*args)
+        return vmap(lambda *a: self.inner.fwd(*a, perturbed=perturbed), in_axes=tuple(axes),
+                    out_axes=0)(*args)
 
-    def bwd(self, res, ct):
+    def bwd_leaves(self, res, ct):
         from .api import vmap
         from .ops.reductions import reduce_sum
         from .transforms.batching import moveaxis
         res_axes = 0 if self.res_dims is None else self.res_dims
-        cts = vmap(self.inner.bwd, in_axes=(res_axes, 0), out_axes=0)(res, ct)
-        leaves, tree = pytree.flatten(cts)
-        out = [c if c is None else reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
-               for c, d in zip(leaves, self.in_dims)]
-        return pytree.unflatten(tree, out)
+        ct = pytree.tree_map(instantiate, ct)
+        leaves = vmap(self.inner.bwd_leaves, in_axes=(res_axes, 0), out_axes=0)(res, ct)
+        return [c if c is None else reduce_sum(c, (0,)) if d is None else moveaxis(c, 0, d)
+                for c, d in zip(leaves, self.in_dims)]
 
 
 def _batch_call(prim):
@@ -325,3 +493,36 @@ def _custom_vjp_linear_batch(args, dims, *, call, rule, num_res, res_tree, in_tr
 register("batch", custom_jvp_call_p, _batch_call(custom_jvp_call_p))
 register("batch", custom_vjp_call_p, _batch_call(custom_vjp_call_p))
 register("batch", custom_vjp_linear_p, _custom_vjp_linear_batch)
+
+
+# ---------------------------------------------------------------- closure conversion
+
+def closure_convert(fn, *args):
+    """``(converted, consts)`` with ``converted(*args, *consts) == fn(*args)``: the traced
+    values ``fn`` closes over (an outer ``grad``'s variables, say) made explicit, as
+    ``jax.closure_convert``. A ``custom_vjp`` function needs that to give them cotangents,
+    since it may not close over a value being differentiated. ``fn`` is traced once, on
+    the shapes and dtypes of ``args``; NumPy constants stay inside ``converted``.
+
+    >>> converted, consts = closure_convert(lambda y: y * k, 1.0)   # k traced outside
+    """
+    from .core.linear import aval_of
+    from .ops import control
+    leaves, in_tree = pytree.flatten(args)
+    trees = {}
+
+    def flat(*xs):
+        out_leaves, trees["out"] = pytree.flatten(fn(*pytree.unflatten(in_tree, xs)))
+        return out_leaves
+    program, lead = control.trace_program(flat, [aval_of(x) for x in leaves])
+    outer = [k for k, v in enumerate(lead) if type(v) is Tracer]
+    lead = list(lead)
+
+    def converted(*xs):
+        values = list(lead)
+        for k, v in zip(outer, xs[len(xs) - len(outer):]):
+            values[k] = v
+        explicit = pytree.flatten(xs[:len(xs) - len(outer)])[0]
+        return pytree.unflatten(trees["out"], eval_program(program, values + explicit))
+    converted.program = program
+    return converted, [lead[k] for k in outer]

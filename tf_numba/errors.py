@@ -61,6 +61,10 @@ class MissingRuleError(TfNumbaError, NotImplementedError):
         self.role = role
 
 
+class TracerArrayConversionError(TfNumbaError, TypeError):
+    """A NumPy function (``np.sin``, ``np.asarray``, ...) was handed a traced value."""
+
+
 class TracerLeakError(TfNumbaError, RuntimeError):
     """A traced value escaped the function being traced and was used afterwards."""
 
@@ -103,3 +107,7 @@ class ForeignPrepared(RuntimeUsageError):
 
 class StalePrepared(RuntimeUsageError):
     """A ``Prepared`` plan from an older epoch (before ``reconfigure``) was passed to ``run``."""
+
+
+__all__ = sorted(name for name, value in globals().items()
+                 if isinstance(value, type) and issubclass(value, TfNumbaError))

@@ -1,5 +1,6 @@
 """Structured control flow, as in ``jax.lax``: cond, switch, while_loop, fori_loop, scan, and
-the ``checkpoint`` (remat) decorator.
+the ``checkpoint`` (remat) decorator; convolutions and windowed reductions
+(``conv_general_dilated``, ``reduce_window``, ...) come from ``windows.py``.
 
 The functions given to them are traced once into sub-programs of one primitive (see
 ``ops/control.py``), so they are differentiable (forward and reverse, any order, reverse
@@ -10,6 +11,7 @@ loop runs inside the compiled kernel. Carries, operands, ``xs`` and outputs are 
 >>> lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
 array(32.)
 """
+import builtins
 import functools
 import numbers
 
@@ -21,8 +23,17 @@ from .core.trace import Tracer, user_source
 from .errors import ShapeError, TfNumbaError
 from .ops import control
 from .ops import elementwise as ew
+from .ops import indexing, layout
+from .windows import (ConvDimensionNumbers, add, conv, conv_dimension_numbers,
+                      conv_general_dilated, conv_transpose, max, min, mul, padtype_to_pads,
+                      reduce_window)
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint",
+           "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+           "conv_transpose", "padtype_to_pads", "reduce_window", "add", "max", "min", "mul",
+           "select", "map", "associative_scan", "dynamic_slice", "dynamic_update_slice",
+           "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
+           "dynamic_update_index_in_dim"]
 
 
 def _leaf(x):
@@ -180,7 +191,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         def step(carry, _):
             i, val = carry
             return (ew.add(i, np.int64(1)), body_fun(i, val)), None
-        (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=max(hi - lo, 0))
+        (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=builtins.max(hi - lo, 0))
         return val
     lower = ew.convert_element_type(_leaf(lower), dtypes.int64)
     upper = ew.convert_element_type(_leaf(upper), dtypes.int64)
@@ -211,7 +222,7 @@ def scan(f, init, xs, length=None, reverse=False):
         lengths.add(int(length))
     if len(lengths) != 1:
         raise ShapeError(f"scan got xs leaves (and length) of different lengths "
-                         f"{sorted(map(str, lengths))}" if lengths else
+                         f"{sorted(builtins.map(str, lengths))}" if lengths else
                          "scan needs xs or a length", op="scan", source=user_source())
     n = lengths.pop()
     carry_avals = [_aval(c) for c in carry]
@@ -252,3 +263,203 @@ def checkpoint(fn):
 
 
 remat = checkpoint
+
+
+# ---------------------------------------------------------------- JAX's other lax names
+
+def select(pred, on_true, on_false):
+    """``on_true`` where the bool ``pred`` holds, else ``on_false`` (``jax.lax.select``: no
+    broadcasting but of a rank-0 ``pred``; the branches share one dtype).
+
+    >>> select(np.array([True, False]), np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    array([1., 4.])
+    """
+    return ew.select(_leaf(pred), _leaf(on_true), _leaf(on_false))
+
+
+def map(f, xs, *, batch_size=None):  # noqa: A001 - jax.lax's name
+    """``f`` applied to each slice of ``xs`` along its leading axis, stacked
+    (``jax.lax.map``): a ``scan`` with no carry. ``batch_size`` runs that many slices at a
+    time through ``vmap(f)`` (the remainder in one last ``vmap``).
+
+    >>> map(lambda x: x * 2.0, np.arange(3.0))
+    array([0., 2., 4.])
+    """
+    from .api import vmap
+    if batch_size is None:
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    leaves, tree = _flat(xs)
+    n = _aval(leaves[0]).shape[0]
+    size = builtins.min(int(batch_size), n)
+    whole = n // size * size
+    parts = []
+    if whole:
+        blocks = [layout.reshape(layout.slice_in_dim(x, 0, whole), (n // size, size)
+                                 + tuple(_aval(x).shape[1:])) for x in leaves]
+        out = scan(lambda c, x: (c, vmap(f)(x)), (), pytree.unflatten(tree, blocks))[1]
+        parts.append(pytree.tree_map(
+            lambda y: layout.reshape(y, (whole,) + tuple(_aval(y).shape[2:])), out))
+    if whole < n:
+        rest = [layout.slice_in_dim(x, whole, n) for x in leaves]
+        parts.append(vmap(f)(pytree.unflatten(tree, rest)))
+    if len(parts) == 1:
+        return parts[0]
+    return pytree.tree_map(lambda a, b: layout.concatenate([a, b], 0), *parts)
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """All prefix combinations ``fn(... fn(fn(e0, e1), e2) ..., ek)`` along ``axis`` of the
+    pytree ``elems``, for an associative ``fn`` of two pytrees of slices, in ``O(log n)``
+    vectorized steps (``jax.lax.associative_scan``; Blelloch's odd/even recursion).
+
+    >>> associative_scan(lambda a, b: a + b, np.arange(1.0, 6.0))
+    array([ 1.,  3.,  6., 10., 15.])
+    """
+    leaves, tree = _flat(elems)
+    axis = axis % _aval(leaves[0]).ndim
+    lengths = {_aval(x).shape[axis] for x in leaves}
+    if len(lengths) != 1:
+        raise ShapeError(f"every elems leaf needs the same length along axis {axis}, got "
+                         f"{sorted(lengths)}", op="associative_scan", source=user_source())
+    if reverse:
+        leaves = [layout.rev(x, (axis,)) for x in leaves]
+
+    def combine(a, b):
+        out = fn(pytree.unflatten(tree, a), pytree.unflatten(tree, b))
+        out_leaves, out_tree = pytree.flatten(out)
+        if out_tree != tree:
+            raise TfNumbaError(f"fn must return the structure of elems {tree}, got {out_tree}",
+                               op="associative_scan", source=user_source())
+        return [_leaf(x) for x in out_leaves]
+
+    def part(xs, start, stop=None, stride=1):
+        return [layout.slice_in_dim(x, start, _aval(x).shape[axis] if stop is None else
+                                    _aval(x).shape[axis] + stop if stop < 0 else stop,
+                                    stride, axis) for x in xs]
+
+    def prefix(xs):
+        n = _aval(xs[0]).shape[axis]
+        if n < 2:
+            return xs
+        odd = prefix(combine(part(xs, 0, -1, 2), part(xs, 1, None, 2)))  # results 1, 3, ...
+        even = combine(part(odd, 0, -1) if n % 2 == 0 else odd, part(xs, 2, None, 2))
+        even = [layout.concatenate([first, e], axis) for first, e in zip(part(xs, 0, 1), even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+    out = prefix(leaves)
+    if reverse:
+        out = [layout.rev(x, (axis,)) for x in out]
+    return pytree.unflatten(tree, out)
+
+
+def _interleave(a, b, axis):
+    """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` as long as ``b`` or one more)."""
+    na, nb = _aval(a).shape[axis], _aval(b).shape[axis]
+    head = layout.slice_in_dim(a, 0, nb, 1, axis) if na > nb else a
+    pair = layout.concatenate([layout.expand_dims(head, (axis + 1,)),
+                               layout.expand_dims(b, (axis + 1,))], axis + 1)
+    shape = list(_aval(head).shape)
+    shape[axis] *= 2
+    out = layout.reshape(pair, tuple(shape))
+    if na > nb:
+        out = layout.concatenate([out, layout.slice_in_dim(a, nb, na, 1, axis)], axis)
+    return out
+
+
+def _clamped_starts(shape, starts, sizes, allow_negative_indices, op):
+    """JAX's start indices: negative ones count from the end (when allowed), then each is
+    clamped so that the window fits (``jax.lax.dynamic_slice`` never fails)."""
+    starts = list(starts)
+    if len(starts) != len(shape) or len(sizes) != len(shape):
+        raise ShapeError(f"{op} needs one start index and one size per dim of the operand of "
+                         f"shape {tuple(shape)}, got {len(starts)} starts and sizes "
+                         f"{tuple(sizes)}", op=op, source=user_source())
+    allow = ([allow_negative_indices] * len(shape) if isinstance(allow_negative_indices, bool)
+             else list(allow_negative_indices))
+    out = []
+    for s, n, size, neg in zip(starts, shape, sizes, allow):
+        if not 0 <= size <= n:
+            raise ShapeError(f"{op}: window size {size} does not fit in a dim of size {n} "
+                             f"(operand shape {tuple(shape)})", op=op, source=user_source())
+        k = _concrete_int(s)
+        if k is not None:
+            k = k + n if neg and k < 0 else k
+            out.append(np.int64(builtins.min(builtins.max(k, 0), n - size)))
+            continue
+        s = ew.convert_element_type(_leaf(s), dtypes.int64)
+        if neg:
+            s = ew.select(ew.lt(s, np.int64(0)), ew.add(s, np.int64(n)), s)
+        out.append(ew.clamp(np.int64(0), s, np.int64(n - size)))
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """The window of ``slice_sizes`` at ``start_indices`` (ints, may be traced), as
+    ``jax.lax.dynamic_slice``: negative starts count from the end and starts are clamped
+    so that the window fits.
+
+    >>> dynamic_slice(np.arange(5), (4,), (2,))
+    array([3, 4])
+    """
+    x = _leaf(operand)
+    sizes = tuple(int(s) for s in slice_sizes)
+    starts = _clamped_starts(_aval(x).shape, start_indices, sizes, allow_negative_indices,
+                             "dynamic_slice")
+    return indexing.dynamic_slice(x, starts, sizes)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """``operand`` with ``update`` written at ``start_indices``, clamped as
+    ``dynamic_slice``'s (``jax.lax.dynamic_update_slice``).
+
+    >>> dynamic_update_slice(np.zeros(4), np.ones(2), (3,))
+    array([0., 0., 1., 1.])
+    """
+    x, upd = _leaf(operand), _leaf(update)
+    starts = _clamped_starts(_aval(x).shape, start_indices, _aval(upd).shape,
+                             allow_negative_indices, "dynamic_update_slice")
+    return indexing.dynamic_update_slice(x, upd, starts)
+
+
+def _in_dim(shape, axis, value, other):
+    return [value if d == axis else other(d) for d in range(len(shape))]
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+    """``dynamic_slice`` along one axis (the others whole)."""
+    shape = _aval(_leaf(operand)).shape
+    axis = axis % len(shape)
+    return dynamic_slice(operand, _in_dim(shape, axis, start_index, lambda d: 0),
+                         _in_dim(shape, axis, slice_size, lambda d: shape[d]),
+                         allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
+    """Element ``index`` along ``axis`` (kept as a size-1 axis when ``keepdims``)."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
+    return out if keepdims else layout.squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+    """``dynamic_update_slice`` along one axis."""
+    shape = _aval(_leaf(operand)).shape
+    axis = axis % len(shape)
+    return dynamic_update_slice(operand, update, _in_dim(shape, axis, start_index, lambda d: 0),
+                                allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
+    """``operand`` with element ``index`` along ``axis`` replaced by ``update`` (which may
+    lack that axis)."""
+    x, upd = _leaf(operand), _leaf(update)
+    axis = axis % _aval(x).ndim
+    if _aval(upd).ndim < _aval(x).ndim:
+        upd = layout.expand_dims(upd, (axis,))
+    return dynamic_update_slice_in_dim(x, upd, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

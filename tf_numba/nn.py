@@ -35,7 +35,8 @@ __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "sigmoid", "log
            "silu", "swish", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid", "gelu",
            "glu", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
            "standardize", "one_hot", "softmax_cross_entropy",
-           "binary_cross_entropy_with_logits", "mean_squared_error", "huber_loss"]
+           "binary_cross_entropy_with_logits", "mean_squared_error", "huber_loss", "conv",
+           "max_pool", "avg_pool"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -512,3 +513,80 @@ def huber_loss(predictions, targets, delta=1.0):
     d = p - t
     a = tnp.abs(d)
     return tnp.where(a <= delta, d * d * 0.5, (a - delta * 0.5) * delta)
+
+
+# ---------------------------------------------------------------- convolution and pooling
+# Channel-last, as flax.linen and TensorFlow: inputs (batch..., spatial..., features).
+
+def conv(x, kernel, strides=1, padding="SAME", *, lhs_dilation=None, rhs_dilation=None,
+         feature_group_count=1):
+    """Convolve the channel-last ``x`` (N, spatial..., C) with ``kernel``
+    (spatial..., C / feature_group_count, O): ``lax.conv_general_dilated`` with
+    ``NHWC``/``HWIO`` dimension numbers; ``strides`` an int or one per spatial dim.
+
+    >>> nn.conv(np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 4))).shape
+    (1, 5, 5, 4)
+    """
+    from . import windows
+    rank = len(_shape(x))
+    letters = "HWDABEFGJKLMPQRSTUVXYZ"[:rank - 2]
+    n_sp = rank - 2
+    strides = (strides,) * n_sp if isinstance(strides, int) else tuple(strides)
+    dn = ("N" + letters + "C", letters + "IO", "N" + letters + "C")
+    return windows.conv_general_dilated(x, kernel, strides, padding, lhs_dilation,
+                                        rhs_dilation, dn, feature_group_count)
+
+
+def _pool(x, window_shape, strides, padding, name):
+    """Window, strides and padding of a channel-last pool over all of ``x``'s axes: the
+    leading (batch) axes and the last (features) have windows of 1."""
+    window_shape = tuple(window_shape)
+    rank, n_sp = len(_shape(x)), len(window_shape)
+    if rank < n_sp + 1:
+        raise ShapeError(f"an input of shape {_shape(x)} has no {n_sp} spatial axes before "
+                         "its features axis", op=name)
+    strides = window_shape if strides is None else (
+        (strides,) * n_sp if isinstance(strides, int) else tuple(strides))
+    lead = rank - n_sp - 1
+    window = (1,) * lead + window_shape + (1,)
+    steps = (1,) * lead + strides + (1,)
+    if not isinstance(padding, str):
+        padding = ((0, 0),) * lead + tuple(tuple(p) for p in padding) + ((0, 0),)
+    return window, steps, padding
+
+
+def max_pool(x, window_shape, strides=None, padding="VALID"):
+    """The maximum of each window of the channel-last ``x`` (batch..., spatial..., C), as
+    ``flax.linen.max_pool``; ``strides`` default to the window (non-overlapping).
+
+    >>> nn.max_pool(np.arange(16.0).reshape(1, 4, 4, 1), (2, 2))[0, :, :, 0]
+    array([[ 5.,  7.],
+           [13., 15.]])
+    """
+    from . import windows
+    window, steps, padding = _pool(x, window_shape, strides, padding, "max_pool")
+    x = P.asarray(x)
+    lowest = -np.inf if dtypes.is_inexact(_dt(x)) else np.iinfo(_dt(x)).min
+    return windows.reduce_window(x, lowest, windows.max, window, steps, padding)
+
+
+def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=True):
+    """The mean of each window of the channel-last ``x``, as ``flax.linen.avg_pool``:
+    padded elements count as zeros unless ``count_include_pad=False``.
+
+    >>> nn.avg_pool(np.arange(16.0).reshape(1, 4, 4, 1), (2, 2))[0, :, :, 0]
+    array([[ 2.5,  4.5],
+           [10.5, 12.5]])
+    """
+    from . import windows
+    window, steps, padding = _pool(x, window_shape, strides, padding, "avg_pool")
+    x = _float(x, "avg_pool")
+    total = windows.reduce_window(x, 0.0, windows.add, window, steps, padding)
+    if count_include_pad or padding == "VALID":
+        return total / math.prod(window)
+    ones = tnp.ones(_shape(x), _dt(x))
+    return total / windows.reduce_window(ones, 0.0, windows.add, window, steps, padding)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

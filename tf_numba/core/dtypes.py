@@ -4,6 +4,8 @@ Python scalars are *weak* (NEP 50): ``float32_array * 2.0`` stays float32. NumPy
 ``np.result_type`` already implements that rule when handed Python scalars, so promotion is
 delegated to it and only the result is checked against the supported set.
 """
+import functools
+
 import numpy as np
 
 from ..errors import DTypeError
@@ -20,6 +22,7 @@ SUPPORTED = (bool_, int32, int64, float32, float64, complex64, complex128)
 SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64",
                complex64: "c64", complex128: "c128"}
 WEAK_SCALAR_TYPES = (bool, int, float, complex)
+_SUPPORTED_SET = {d: d for d in SUPPORTED}
 
 # NumPy dtypes that have an obvious supported counterpart; anything else is an error.
 _WIDENED = {np.dtype(t): int64 for t in (np.int8, np.int16, np.uint8, np.uint16, np.uint32)}
@@ -30,6 +33,9 @@ def canonical(dtype_like, *, what="dtype"):
     """The supported ``np.dtype`` for ``dtype_like`` (a dtype, type or name), or DTypeError."""
     if dtype_like is None:
         return float64
+    found = _SUPPORTED_SET.get(dtype_like)     # a supported np.dtype: the common case
+    if found is not None:
+        return found
     try:
         dt = np.dtype(dtype_like)
     except TypeError as exc:
@@ -43,6 +49,11 @@ def canonical(dtype_like, *, what="dtype"):
                      f"{', '.join(d.name for d in SUPPORTED)} (convert with .astype)")
 
 
+def widened(dtype):
+    """The supported dtype an unsupported one computes in (float16 -> float32), or None."""
+    return _WIDENED.get(np.dtype(dtype))
+
+
 def of_scalar(value):
     """The default dtype of a Python scalar when it stands alone (int64, float64, ...)."""
     return canonical(np.result_type(value))
@@ -50,6 +61,16 @@ def of_scalar(value):
 
 def result_type(*operands):
     """NumPy 2 promotion over dtypes and (weak) Python scalars."""
+    try:
+        return _result_type(*operands)
+    except TypeError:       # an unhashable operand
+        return canonical(np.result_type(*operands))
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _result_type(*operands):
+    # keyed by the operands and their types (2 and 2.0 promote differently); a Python
+    # int's value can matter too (overflow)
     return canonical(np.result_type(*operands))
 
 

@@ -25,13 +25,15 @@ def _eval_concrete(program, args):
     env = dict(zip(program.invars, args))
     env.update(program.consts)
     dying = program.last_use()
-    for i, eqn in enumerate(program.eqns):
-        out = eqn.prim.impl(*[_read(env, v) for v in eqn.invars], **eqn.params)
-        if eqn.prim.multiple_results:
+    for eqn, dead in zip(program.eqns, dying):
+        prim = eqn.prim
+        out = prim.impl(*[v.value if type(v) is Literal else env[v] for v in eqn.invars],
+                        **eqn.params)
+        if prim.multiple_results:
             env.update(zip(eqn.outvars, out))
         else:
             env[eqn.outvars[0]] = out
-        for v in dying[i]:
+        for v in dead:
             del env[v]
     return [_read(env, v) for v in program.outvars]
 

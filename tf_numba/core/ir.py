@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes
 from .shapes import Sym
+from ..errors import DTypeError
 
 
 class ShapedArray:
@@ -57,13 +58,27 @@ class ShapedArray:
 
 def aval_of_value(x):
     """The ShapedArray of a concrete value (NumPy array, NumPy scalar or Python scalar)."""
+    if type(x) is np.ndarray:   # the common case, first: ShapedArray interns (shape, dtype)
+        return ShapedArray(x.shape, dtypes.canonical(x.dtype, what="input dtype"))
     if isinstance(x, dtypes.WEAK_SCALAR_TYPES):
         return ShapedArray((), dtypes.of_scalar(x))
     dt = getattr(x, "dtype", None)
     if dt is None:
         x = np.asarray(x)
         dt = x.dtype
+    if dt.kind in "USOV":
+        value = repr(x.item() if getattr(x, "ndim", 1) == 0 else x)
+        raise DTypeError(
+            f"a {dt.name} argument ({value[:40]}) cannot be traced: only numbers are. Mark "
+            "it static, jit(f, static_argnums=...) or static_argnames=..., so that each "
+            "value gets its own program (un-jitted transforms pass it to f as it is)",
+            source=_caller())
     return ShapedArray(tuple(np.shape(x)), dtypes.canonical(dt, what="input dtype"))
+
+
+def _caller():
+    from .trace import user_source     # trace imports this module
+    return user_source()
 
 
 _var_ids = itertools.count()
@@ -202,6 +217,11 @@ class Program:
         return pretty(self)
 
     __repr__ = __str__
+
+    def __reduce__(self):
+        # compact and process-independent: vars by index, primitives by name
+        from .serialize import program_from_state, program_state
+        return program_from_state, (program_state(self),)
 
 
 # ---------------------------------------------------------------- printing

@@ -17,6 +17,15 @@ class Zero:
     def __init__(self, aval):
         self.aval = aval
 
+    # custom rules with symbolic_zeros=True see Zero as JAX's SymbolicZero, which has these
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
     def __repr__(self):
         return f"Zero({self.aval})"
 

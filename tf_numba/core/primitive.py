@@ -4,11 +4,18 @@ A primitive is declared once with its abstract-evaluation rule and NumPy impl; e
 transform role (``jvp``, ``transpose``, ``batch``, ``lower``, ``partial_eval``) has its own
 table keyed by primitive. ``partial_eval`` is for primitives carrying sub-programs (loops,
 conditionals, checkpoints), whose JVP mixes primal and tangent work in one equation. A missing rule raises ``MissingRuleError`` naming the primitive and role.
+
+``REGISTRY`` maps each name to its primitive and the module that declared it, so a program
+travels to another process with its primitives named, not pickled (``core/serialize.py``).
 """
-from ..errors import MissingRuleError
+import importlib
+import sys
+
+from ..errors import MissingRuleError, UnsupportedError
 
 ROLES = ("jvp", "transpose", "batch", "lower", "partial_eval")
 RULES = {role: {} for role in ROLES}
+REGISTRY = {}       # name -> (Primitive, name of the module that declared it)
 
 
 class Primitive:
@@ -25,12 +32,41 @@ class Primitive:
         self.impl = impl
         self.multiple_results = multiple_results
         self.family = family
+        # the caller's module: a family op's is its family's module (ext/__init__ calls)
+        module = sys._getframe(1).f_globals.get("__name__")
+        if family is not None:
+            from ..ext import FAMILIES
+            module = FAMILIES[family].module if family in FAMILIES else module
+        REGISTRY.setdefault(name, (self, module))
 
     def bind(self, *args, **params):
         return _bind(self, args, params)
 
     def __repr__(self):
         return self.name
+
+    def __reduce__(self):
+        found = REGISTRY.get(self.name)
+        if found is None or found[0] is not self:
+            raise UnsupportedError(
+                f"primitive {self.name!r} cannot be pickled by name: another primitive was "
+                "registered under that name first; give each primitive a unique name",
+                op=self.name)
+        return lookup, (self.name, found[1])
+
+
+def lookup(name, module=None):
+    """The primitive registered as ``name``, importing ``module`` (its declaring module)
+    first if it is not loaded yet: how an unpickled program finds its primitives."""
+    found = REGISTRY.get(name)
+    if found is None and module is not None:
+        importlib.import_module(module)
+        found = REGISTRY.get(name)
+    if found is None:
+        raise UnsupportedError(f"no primitive named {name!r} is registered in this process "
+                               f"(it was declared in {module}); import the module that "
+                               "declares it", op=name)
+    return found[0]
 
 
 def _bind(prim, args, params):

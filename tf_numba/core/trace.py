@@ -5,7 +5,15 @@ or runs the NumPy impl when no trace is active. A Tracer of an outer builder use
 inner trace is captured as an extra input of the inner program (closure conversion), which
 is what keeps nested transforms (``grad`` of a closure over another ``grad``'s variable)
 free of perturbation confusion.
+
+A builder made with ``known_values=True`` (the un-jitted transforms' traces) also knows the
+concrete value of each of its inputs, so ``bool(x > 0)``, ``float(x)`` or ``range(n)`` on
+one of its tracers works as under autograd: the value is computed on demand, by running
+the NumPy impls of just the equations it depends on, and the program recorded is the one
+for the branch taken. Other builders (``jit``, ``vmap``, loop bodies) have no values, and
+there the same calls raise ``ConcretizationError``.
 """
+import operator
 import os
 import sys
 import threading
@@ -15,7 +23,8 @@ import numpy as np
 from . import dtypes
 from . import primitive as _primitive_module
 from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
-from ..errors import ConcretizationError, TfNumbaError, TracerLeakError
+from ..errors import (ConcretizationError, TfNumbaError, TracerArrayConversionError,
+                      TracerLeakError)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -51,20 +60,63 @@ def current_builder():
     return builders[-1] if builders else None
 
 
+# NumPy ufuncs that Python operators on an ndarray call (``ndarray + tracer`` is
+# ``np.add(ndarray, tracer)``): they run as the tnp function of the same name
+_OPERATOR_UFUNCS = frozenset((
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "matmul",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "divmod",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
+
+
+def _numpy_on_tracer(name, tracer):
+    """The error for a NumPy function given a traced value: name tnp's function."""
+    from .. import numpy as tnp
+    found = tnp
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    advice = (f"use tnp.{name} instead (import tf_numba.numpy as tnp)" if found is not None
+              else f"tf_numba.numpy has no {name}: compute it with tnp functions")
+    return TracerArrayConversionError(
+        f"numpy.{name} was called on a traced {tracer.aval} value, and NumPy functions "
+        f"compute on concrete arrays only: {advice}.", op=f"np.{name}", source=user_source())
+
+
 class Tracer:
     """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
-    __slots__ = ("builder", "ir_var")
-    __array_ufunc__ = None  # make NumPy defer `ndarray + tracer` to Tracer.__radd__
+    __slots__ = ("builder", "ir_var", "aval")   # aval: the var's, read on every op
     __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.pop("out", None)
+        # `ndarray += tracer` passes out=(ndarray,): Python binds the name to the result
+        in_place = out is None or (len(out) == 1 and out[0] is inputs[0])
+        if (method == "__call__" and ufunc.__name__ in _OPERATOR_UFUNCS and not kwargs
+                and in_place):
+            from .. import numpy as tnp
+            return getattr(tnp, ufunc.__name__)(*inputs)
+        raise _numpy_on_tracer(ufunc.__name__ if method == "__call__"
+                               else f"{ufunc.__name__}.{method}", self)
+
+    def __array_function__(self, func, types, args, kwargs):
+        # NumPy's own implementation: np.sum / np.reshape / ... call the tracer's methods;
+        # the functions that need a NumPy array get the error naming tnp's function
+        try:
+            return func._implementation(*args, **kwargs)
+        except TracerArrayConversionError as err:
+            if err.op != "np.asarray":
+                raise
+        module = getattr(func, "__module__", "") or ""
+        prefix = module[len("numpy."):] + "." if module.startswith("numpy.") else ""
+        raise _numpy_on_tracer(prefix + func.__name__, self) from None
 
     def __init__(self, builder, var):
         self.builder = builder
         self.ir_var = var
+        self.aval = var.aval
 
-    aval = property(lambda self: self.ir_var.aval)
-    shape = property(lambda self: self.ir_var.aval.shape)
-    dtype = property(lambda self: self.ir_var.aval.dtype)
-    ndim = property(lambda self: len(self.ir_var.aval.shape))
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
 
     @property
     def size(self):
@@ -83,31 +135,41 @@ class Tracer:
             raise TypeError("iteration over a 0-d traced value")
         return (self[i] for i in range(self.shape[0]))
 
-    def _concretize(self, what):
-        raise ConcretizationError(
-            f"a traced {self.aval} value was used where Python needs a concrete {what}. "
-            "Traced values have no value yet: use tnp.where(cond, a, b) to choose between "
-            "values, compute with tnp instead of Python control flow, or pass the argument "
-            "as static (jit(..., static_argnums=...)).",
-            op=f"{what}(tracer)", source=user_source())
+    def concrete_value(self, what):
+        """The NumPy value of this tracer where its trace knows it (an un-jitted
+        transform); ConcretizationError under ``jit``, ``vmap`` and loop bodies."""
+        value = self.builder.value_of(self.ir_var)
+        if value is _UNKNOWN:
+            raise ConcretizationError(
+                f"a traced {self.aval} value was used where Python needs a concrete {what}. "
+                "Under jit (and vmap, and inside lax loop bodies) traced values have no value "
+                "yet: use tnp.where(cond, a, b) to choose between values, compute with tnp "
+                "instead of Python control flow, or pass the argument as static "
+                "(jit(..., static_argnums=...)).",
+                op=f"{what}(tracer)", source=user_source())
+        return value
 
     def __bool__(self):
-        self._concretize("bool")
+        return bool(self.concrete_value("bool"))
 
     def __int__(self):
-        self._concretize("int")
+        return int(self.concrete_value("int"))
 
     def __float__(self):
-        self._concretize("float")
+        return float(self.concrete_value("float"))
 
     def __complex__(self):
-        self._concretize("complex")
+        return complex(self.concrete_value("complex"))
 
     def __index__(self):
-        self._concretize("index")
+        return operator.index(self.concrete_value("index"))
+
 
     def __array__(self, *args, **kwargs):
-        self._concretize("NumPy array")
+        raise TracerArrayConversionError(
+            f"a traced {self.aval} value cannot become a NumPy array (np.asarray, np.array "
+            "or a NumPy function on it): compute with tnp functions, and return the value "
+            "from the traced function to get an array.", op="np.asarray", source=user_source())
 
     def __repr__(self):
         return f"Tracer<{self.aval}>"
@@ -115,10 +177,17 @@ class Tracer:
     __hash__ = object.__hash__
 
 
-class ProgramBuilder:
-    """Collects the equations of one trace and turns them into a Program."""
+_UNKNOWN = object()   # a value_of answer: this trace does not know the value
 
-    def __init__(self):
+
+class ProgramBuilder:
+    """Collects the equations of one trace and turns them into a Program.
+
+    With ``known_values``, ``new_input`` takes each input's value (an array, or a tracer
+    of an outer trace, itself asked when needed) and ``value_of`` answers for every var.
+    """
+
+    def __init__(self, known_values=False):
         self.level = len(_state.builders)
         self.alive = True
         self.eqns = []
@@ -127,6 +196,11 @@ class ProgramBuilder:
         self.captured = {}      # id(outer tracer) -> (outer tracer, Var)
         self.guards = []
         self.source_override = None
+        # known_values: Var -> computed value, Var -> the eqn that makes it, Var -> the
+        # outer tracer an input or a captured var stands for
+        self.known = {} if known_values else None
+        self.producers = {}
+        self.outer = {}
 
     def __enter__(self):
         self.level = len(_state.builders)
@@ -144,10 +218,62 @@ class ProgramBuilder:
             if g not in self.guards:
                 self.guards.append(g)
 
-    def new_input(self, aval):
+    def new_input(self, aval, value=None):
         var = Var(aval)
         self.invars.append(var)
+        if self.known is not None:
+            if type(value) is Tracer:
+                self.outer[var] = value
+            elif value is not None:
+                self.known[var] = value
         return Tracer(self, var)
+
+    def value_of(self, var):
+        """The concrete value of ``var`` (``_UNKNOWN`` if this trace cannot know it).
+
+        Runs, with no trace active, the NumPy impls of the not yet computed equations
+        ``var`` depends on, and keeps their values for the next question.
+        """
+        known = self.known
+        if known is None:
+            return _UNKNOWN
+        if var in known:
+            return known[var]
+        saved, _state.builders = _state.builders, []
+        try:
+            return self._compute(var)
+        finally:
+            _state.builders = saved
+
+    def _compute(self, target):
+        known, producers = self.known, self.producers
+        stack = [target]
+        while stack:
+            v = stack[-1]
+            if v in known:
+                stack.pop()
+                continue
+            eqn = producers.get(v)
+            if eqn is None:     # an input, or a captured tracer, of an outer trace
+                outer = self.outer.get(v)
+                value = _UNKNOWN if outer is None else outer.builder.value_of(outer.ir_var)
+                if value is _UNKNOWN:
+                    return _UNKNOWN
+                known[v] = value
+                stack.pop()
+                continue
+            missing = [u for u in eqn.invars if type(u) is Var and u not in known]
+            if missing:
+                stack.extend(missing)
+                continue
+            out = eqn.prim.impl(*[u.value if type(u) is Literal else known[u]
+                                  for u in eqn.invars], **eqn.params)
+            if not eqn.prim.multiple_results:
+                out = (out,)
+            for o, value in zip(eqn.outvars, out):
+                known[o] = _as_dtype(np.asarray(value), o.aval)
+            stack.pop()
+        return known[target]
 
     def to_var(self, x):
         """The Var or Literal standing for ``x`` in this trace."""
@@ -164,6 +290,8 @@ class ProgramBuilder:
         found = self.consts.get(id(x))
         if found is None:
             found = self.consts[id(x)] = (Var(aval), np.asarray(x, aval.dtype))
+            if self.known is not None:
+                self.known[found[0]] = found[1]
         return found[0]
 
     def _capture(self, tracer):
@@ -175,6 +303,8 @@ class ProgramBuilder:
         found = self.captured.get(id(tracer))
         if found is None:
             found = self.captured[id(tracer)] = (tracer, Var(tracer.aval))
+            if self.known is not None:
+                self.outer[found[1]] = tracer
         return found[1]
 
     def add_eqn(self, prim, args, params):
@@ -189,7 +319,11 @@ class ProgramBuilder:
             outvars = tuple(Var(a) for a in out)
         else:
             outvars = (Var(out),)
-        self.eqns.append(Eqn(prim, invars, outvars, params, source))
+        eqn = Eqn(prim, invars, outvars, params, source)
+        self.eqns.append(eqn)
+        if self.known is not None:
+            for v in outvars:
+                self.producers[v] = eqn
         if prim.multiple_results:
             return [Tracer(self, v) for v in outvars]
         return Tracer(self, outvars[0])

@@ -6,8 +6,9 @@ products share (a plan whose LAPACK ran on SciPy's OpenBLAS lost 10% of a 128x12
 NumPy's idle pool holding the second core): through ``np.linalg`` (cholesky, solve, inv,
 det, slogdet, eigh, pinv: NumPy's bits, float32 and complex64 computed in double as NumPy
 does), or called directly where ``np.linalg`` adds copies or lacks the routine
-(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). Only expm's
-Pade approximants are SciPy's. Each op has a JVP built from ops that have rules of their
+(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). SciPy's are
+expm's Pade approximants, and schur, sqrtm, solve_sylvester, polar and solve_banded
+(``scipy.linalg``, one matrix at a time). Each op has a JVP built from ops that have rules of their
 own, so derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve``
 and ``triangular_solve`` are linear in their right-hand side, ``expm_frechet`` in its
 direction.
@@ -33,12 +34,23 @@ Conventions of the derivative rules (each follows the impl, so finite difference
 - Complete QR / full SVD of a non-square matrix: the extra columns of Q / U / V are an
   arbitrary orthonormal completion; their derivative is the one that keeps them orthogonal
   to the rest without rotating among themselves.
+- ``eig`` (general matrices): eigenvalues and vectors are complex; the eigenvector
+  derivative couples pairs through ``1 / (w_j - w_i)`` with the same degeneracy rule, and
+  keeps each column at unit norm; its phase is LAPACK's, so only losses that do not depend
+  on it are differentiable (as JAX's ``enable_eigvec_derivs``).
+- ``sqrtm`` and ``polar`` differentiate their defining equations ``X X = A`` and
+  ``P P = A^H A`` (``A A^H``) by a Sylvester solve: no gaps between eigen or singular
+  values appear, only sums, so repeated values are fine; ``P`` must be nonsingular.
+- ``lu`` is differentiated for the pivot order of the point (square and rectangular).
+  ``schur`` has no derivative (its vectors are not unique): ``MissingRuleError``.
 - Complex values follow JAX: transposes, not Hermitian adjoints (``core/linear.py``).
 
 References: Giles, "An extended collection of matrix derivative results" (2008) for
 inv/det/solve; Murray, "Differentiation of the Cholesky decomposition" (2016); Townsend,
 "Differentiating the singular value decomposition" (2016) and JAX's ``svd_jvp_rule``;
-Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm.
+Walter & Lehmann (2018) for QR; Al-Mohy & Higham (2009) for the Frechet derivative of expm;
+Magnus, "On differentiating eigenvalues and eigenvectors" (1985) for eig; De Hoog,
+Anderssen & Lukas (2011) for LU.
 """
 import numpy as np
 
@@ -196,6 +208,55 @@ def _eigvalsh_impl(a, *, lower):
     return np.linalg.eigvalsh(a, UPLO="L" if lower else "U")
 
 
+def _eig_impl(a):
+    w, v = np.linalg.eig(a)
+    out = dtypes.complex_of(a.dtype)    # complex even where every eigenvalue is real (JAX)
+    return [w.astype(out, copy=False), v.astype(out, copy=False)]
+
+
+def _eigvals_impl(a):
+    return np.linalg.eigvals(a).astype(dtypes.complex_of(a.dtype), copy=False)
+
+
+def _schur_impl(a, *, output):
+    import scipy.linalg
+    outs = [_per_matrix(lambda x, k=k: scipy.linalg.schur(x, output=output,
+                                                          check_finite=False)[k], a)
+            for k in (0, 1)]
+    dt = a.dtype if output == "real" else dtypes.complex_of(a.dtype)
+    return [o.astype(dt, copy=False) for o in outs]
+
+
+def _sqrtm_impl(a):
+    import scipy.linalg
+    out = _per_matrix(lambda x: scipy.linalg.sqrtm(x), a)
+    if not dtypes.is_complex(a.dtype) and np.iscomplexobj(out):
+        # SciPy returns complex for a real matrix with negative eigenvalues: NaN here, as
+        # the real result this op promises does not exist
+        bad = np.any(out.imag != 0, axis=(-2, -1), keepdims=True)
+        out = np.where(bad, np.nan, out.real)
+    return out.astype(a.dtype, copy=False)
+
+
+def _sylvester_impl(a, b, c):
+    import scipy.linalg
+    return _per_matrix(scipy.linalg.solve_sylvester, a, b, c).astype(c.dtype, copy=False)
+
+
+def _polar_impl(a, *, side):
+    import scipy.linalg
+    outs = [_per_matrix(lambda x, k=k: scipy.linalg.polar(x, side=side)[k], a)
+            for k in (0, 1)]
+    return [o.astype(a.dtype, copy=False) for o in outs]
+
+
+def _banded_impl(ab, b, *, lower, upper):
+    import scipy.linalg
+    return _per_matrix(lambda m, r: scipy.linalg.solve_banded((lower, upper), m, r,
+                                                              check_finite=False),
+                       ab, b).astype(b.dtype, copy=False)
+
+
 # ---------------------------------------------------------------- ops
 
 def _qr_eval(a, *, full):
@@ -261,6 +322,58 @@ def _pivots_eval(piv, *, m):
     return ShapedArray(piv.shape[:-1] + (m,), dtypes.int32)
 
 
+def _eig_eval(a):
+    _check_matrix("eig", a, square=True)
+    out = dtypes.complex_of(a.dtype)
+    return (ShapedArray(a.shape[:-1], out), ShapedArray(a.shape, out))
+
+
+def _eigvals_eval(a):
+    _check_matrix("eigvals", a, square=True)
+    return ShapedArray(a.shape[:-1], dtypes.complex_of(a.dtype))
+
+
+def _schur_eval(a, *, output):
+    _check_matrix("schur", a, square=True)
+    dt = a.dtype if output == "real" else dtypes.complex_of(a.dtype)
+    return (ShapedArray(a.shape, dt), ShapedArray(a.shape, dt))
+
+
+def _sylvester_eval(a, b, c):
+    for x in (a, b):
+        _check_matrix("solve_sylvester", x, square=True)
+    if not a.dtype == b.dtype == c.dtype:
+        raise DTypeError(f"operands need one dtype, got {a.dtype.name}, {b.dtype.name} and "
+                         f"{c.dtype.name}", op="solve_sylvester")
+    if c.shape != a.shape[:-1] + b.shape[-1:] or a.shape[:-2] != b.shape[:-2]:
+        raise ShapeError(f"A X + X B = C needs C of shape {a.shape[:-1] + b.shape[-1:]} "
+                         f"for A {a.shape} and B {b.shape}, got {c.shape}",
+                         op="solve_sylvester")
+    return c
+
+
+def _polar_eval(a, *, side):
+    _check_matrix("polar", a)
+    m, n = a.shape[-2:]
+    k = n if side == "right" else m
+    return (a, ShapedArray(a.shape[:-2] + (k, k), a.dtype))
+
+
+def _banded_eval(ab, b, *, lower, upper):
+    _check_matrix("solve_banded", ab)
+    _check_matrix("solve_banded", b)
+    if ab.dtype != b.dtype:
+        raise DTypeError(f"operands need one dtype, got {ab.dtype.name} and {b.dtype.name}",
+                         op="solve_banded")
+    if ab.shape[-2] != lower + upper + 1 or ab.shape[-1] != b.shape[-2] \
+            or ab.shape[:-2] != b.shape[:-2]:
+        raise ShapeError(f"banded storage of shape {ab.shape} does not fit (l, u) = "
+                         f"({lower}, {upper}) and a right-hand side of shape {b.shape}: it "
+                         f"needs l + u + 1 rows and one column per equation",
+                         op="solve_banded")
+    return b
+
+
 def _frechet_eval(a, e):
     _check_matrix("expm_frechet", a, square=True)
     if e.shape != a.shape or e.dtype != a.dtype:
@@ -293,6 +406,20 @@ lu_pivots_to_permutation_p = FAMILY.op("lu_pivots_to_permutation", _pivots_eval,
                                        _pivots_to_permutation_impl)
 expm_p = FAMILY.op("expm", lambda a: _same("expm", a), _expm_impl, blas=SCIPY_BLAS)
 expm_frechet_p = FAMILY.op("expm_frechet", _frechet_eval, _expm_frechet_impl, blas=SCIPY_BLAS)
+eig_p = FAMILY.op("eig", _eig_eval, _eig_impl, multiple_results=True, blas=NUMPY_BLAS)
+eigvals_p = FAMILY.op("eigvals", _eigvals_eval, _eigvals_impl, blas=NUMPY_BLAS)
+schur_p = FAMILY.op("schur", _schur_eval, _schur_impl, multiple_results=True,
+                    blas=SCIPY_BLAS)
+sqrtm_p = FAMILY.op("sqrtm", lambda a: _same("sqrtm", a), _sqrtm_impl, blas=SCIPY_BLAS)
+sylvester_p = FAMILY.op("solve_sylvester", _sylvester_eval, _sylvester_impl,
+                        blas=SCIPY_BLAS)
+polar_p = FAMILY.op("polar", _polar_eval, _polar_impl, multiple_results=True,
+                    blas=SCIPY_BLAS)
+banded_p = FAMILY.op("solve_banded", _banded_eval, _banded_impl, blas=SCIPY_BLAS)
+
+for _prim, _ranks in ((eig_p, (2,)), (eigvals_p, (2,)), (schur_p, (2,)), (sqrtm_p, (2,)),
+                      (sylvester_p, (2, 2, 2)), (polar_p, (2,)), (banded_p, (2, 2))):
+    batch_leading(_prim, _ranks)
 
 for _prim, _ranks in ((cholesky_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
                       (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)), (qr_p, (2,)),
@@ -371,6 +498,43 @@ def lu_pivots_to_permutation(piv, m):
 
 def expm(a):
     return expm_p.bind(a)
+
+
+def eig(a):
+    """(w, V) of general square matrices, complex (also for real input, as JAX), each
+    column of ``V`` of unit norm (LAPACK's phase)."""
+    return eig_p.bind(a)
+
+
+def eigvals(a):
+    return eigvals_p.bind(a)
+
+
+def schur(a, output="real"):
+    """(T, Z) with ``a = Z T Z^H``: T quasi-upper (``output='real'``) or upper triangular."""
+    return schur_p.bind(a, output=output)
+
+
+def sqrtm(a):
+    """The principal square root (SciPy's Schur method); NaN for a real matrix whose root
+    is not real."""
+    return sqrtm_p.bind(a)
+
+
+def solve_sylvester(a, b, c):
+    """``X`` with ``A X + X B = C`` (Bartels-Stewart, SciPy's); linear in ``C``."""
+    return sylvester_p.bind(a, b, c)
+
+
+def polar(a, side="right"):
+    """(U, P) with ``a = U P`` (``side='right'``) or ``a = P U`` (``'left'``)."""
+    return polar_p.bind(a, side=side)
+
+
+def solve_banded(ab, b, lower, upper):
+    """``x`` with ``A x = b`` for ``A`` in LAPACK's banded storage
+    ``ab[upper + i - j, j] == A[i, j]``; linear in ``b``."""
+    return banded_p.bind(ab, b, lower=int(lower), upper=int(upper))
 
 
 def expm_frechet(a, e):
@@ -718,20 +882,28 @@ def _permutation_matrix(perm, n, dt):
 
 @_jvp(lu_p)
 def _lu_jvp(out, primals, tangents):
+    # De Hoog, Anderssen & Lukas (2011), as JAX's lu_jvp_rule: with L padded to m x m and
+    # U to n x n (identity blocks), X = L^-1 P dA U^-1 and dLU = L tril(X, -1) + triu(X) U
     tnp = _tnp()
     (a,), (ta,) = primals, tangents
     packed, _, perm = out
     m, n = aval_of(a).shape[-2:]
-    if m != n:
-        raise UnsupportedError(f"the derivative of lu is implemented for square matrices, "
-                               f"got {m} x {n}", op="linalg.lu")
-    x = _mm(_permutation_matrix(perm, m, _dtype(a)), ta)
-    la = triangular_solve(packed, x, left_side=True, lower=True, unit_diagonal=True)
-    lau = triangular_solve(packed, la, left_side=False, lower=False)
-    low = tnp.add(tnp.tril(packed, -1), _eye(m, _dtype(a)))
-    dl = _mm(low, tnp.tril(lau, -1))
-    du = _mm(tnp.triu(lau), tnp.triu(packed))
-    return [tnp.add(dl, du), None, None]
+    k = min(m, n)
+    dt = _dtype(a)
+    x = _mm(_permutation_matrix(perm, m, dt), ta)
+    low = tnp.tril(packed[..., :, :k], -1)
+    if m > k:
+        low = tnp.concatenate([low, tnp.zeros_like(packed[..., :, :m - k])], axis=-1)
+    low = tnp.add(low, _eye(m, dt))
+    up = tnp.triu(packed[..., :k, :])
+    if n > k:
+        eye = np.zeros((n - k, n), dt)
+        eye[:, k:] = np.eye(n - k, dtype=dt)
+        up = tnp.concatenate([up, tnp.broadcast_to(eye, aval_of(up).shape[:-2] + eye.shape)],
+                             axis=-2)
+    la = triangular_solve(low, x, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(up, la, left_side=False, lower=False)
+    return [tnp.add(_mm(low, tnp.tril(lau, -1)), _mm(tnp.triu(lau), up)), None, None]
 
 
 @_jvp(expm_p)
@@ -778,3 +950,132 @@ def _zero_jvp(prim):
 
 
 _zero_jvp(lu_pivots_to_permutation_p)
+
+
+@_jvp(eig_p)
+def _eig_jvp(out, primals, tangents):
+    # Magnus (1985); JAX's eig_jvp_rule: with V^-1 dA V = M, dw = diag(M) and
+    # dV = V (F * M) for F[i, j] = 1 / (w_j - w_i), then each column's change along itself
+    # removed from its real part so that it keeps unit norm. Pairs of (near-)equal
+    # eigenvalues get F = 0 (the module docstring's degeneracy rule).
+    tnp = _tnp()
+    w, v = out
+    ta = tangents[0].astype(_dtype(v))
+    m = _mm(solve(v, ta), v)
+    du = _mm(v, tnp.multiply(_safe_reciprocal_gaps(w), m))
+    along = tnp.real(_diag(_mm(_H(v), du)))
+    dv = tnp.subtract(du, tnp.multiply(v, tnp.expand_dims(along, -2)))
+    return [_diag(m), dv]
+
+
+@_jvp(eigvals_p)
+def _eigvals_jvp(w, primals, tangents):
+    _, v = eig(primals[0])
+    return _diag(_mm(solve(v, tangents[0].astype(_dtype(v))), v))
+
+
+@_jvp(sqrtm_p)
+def _sqrtm_jvp(x, primals, tangents):
+    # X X = A:  X dX + dX X = dA
+    return solve_sylvester(x, x, tangents[0])
+
+
+@_jvp(sylvester_p)
+def _sylvester_jvp(x, primals, tangents):
+    # A X + X B = C:  A dX + dX B = dC - dA X - X dB
+    tnp = _tnp()
+    a, b, _ = primals
+    ta, tb, tc = tangents
+    rhs = tc
+    for term in ([] if ta is None else [_mm(ta, x)]) + ([] if tb is None else [_mm(x, tb)]):
+        rhs = tnp.negative(term) if rhs is None else tnp.subtract(rhs, term)
+    return solve_sylvester(a, b, rhs)
+
+
+def _sylvester_transpose(ct, a, b, c):
+    if is_undefined(a) or is_undefined(b):
+        raise UnsupportedError("solve_sylvester is linear in its right-hand side only",
+                               op="linalg.solve_sylvester")
+    # <G, S(C)> = <S^T(G), C> where S^T solves A^T Y + Y B^T = G (bilinear pairing)
+    return [None, None, solve_sylvester(_mT(a), _mT(b), instantiate(ct))]
+
+
+register("transpose", sylvester_p, _sylvester_transpose)
+
+
+@_jvp(polar_p)
+def _polar_jvp(out, primals, tangents, *, side):
+    # right: P^2 = A^H A, so P dP + dP P = dA^H A + A^H dA, and dU = (dA - U dP) P^-1;
+    # left: P^2 = A A^H and dU = P^-1 (dA - dP U). P must be nonsingular (full rank A).
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    u, p = out
+    if side == "right":
+        sym = _mm(_H(ta), a)
+        dp = solve_sylvester(p, p, tnp.add(sym, _H(sym)))
+        du = _mT(solve(_mT(p), _mT(tnp.subtract(ta, _mm(u, dp)))))
+    else:
+        sym = _mm(ta, _H(a))
+        dp = solve_sylvester(p, p, tnp.add(sym, _H(sym)))
+        du = solve(p, tnp.subtract(ta, _mm(dp, u)))
+    return [du, dp]
+
+
+def _shift_rows(x, k):
+    """``y[..., i, :] = x[..., i + k, :]``, zero where ``i + k`` falls outside."""
+    tnp = _tnp()
+    n = aval_of(x).shape[-2]
+    if k == 0:
+        return x
+    if abs(k) >= n:
+        return tnp.zeros_like(x)
+    zeros = tnp.zeros_like(x[..., :abs(k), :])
+    if k > 0:
+        return tnp.concatenate([x[..., k:, :], zeros], axis=-2)
+    return tnp.concatenate([zeros, x[..., :n + k, :]], axis=-2)
+
+
+def banded_matmul(ab, x, lower, upper):
+    """``A @ x`` for ``A`` in banded storage (``ab[upper + i - j, j] == A[i, j]``), in
+    ``O(n (l + u))``: row ``r`` of ``ab`` is the diagonal of offset ``upper - r``."""
+    tnp = _tnp()
+    out = None
+    for r in range(lower + upper + 1):
+        term = _shift_rows(tnp.multiply(tnp.expand_dims(ab[..., r, :], -1), x), upper - r)
+        out = term if out is None else tnp.add(out, term)
+    return out
+
+
+def banded_transpose(ab, lower, upper):
+    """The banded storage of ``A^T`` (``upper`` and ``lower`` swap): its row ``r`` is row
+    ``l + u - r`` of ``ab`` moved right by ``l - r`` columns."""
+    tnp = _tnp()
+    rows = []
+    for r in range(lower + upper + 1):
+        row = tnp.expand_dims(ab[..., lower + upper - r, :], -1)
+        rows.append(_mT(_shift_rows(row, r - lower)))
+    return tnp.concatenate(rows, axis=-2)
+
+
+@_jvp(banded_p)
+def _banded_jvp(x, primals, tangents, *, lower, upper):
+    # A x = b:  A dx = db - dA x
+    tnp = _tnp()
+    ab, _ = primals
+    tab, tb = tangents
+    rhs = tb
+    if tab is not None:
+        term = banded_matmul(tab, x, lower, upper)
+        rhs = tnp.negative(term) if rhs is None else tnp.subtract(rhs, term)
+    return solve_banded(ab, rhs, lower, upper)
+
+
+def _banded_transpose_rule(ct, ab, b, *, lower, upper):
+    if is_undefined(ab):
+        raise UnsupportedError("solve_banded is linear in its right-hand side only",
+                               op="linalg.solve_banded")
+    return [None, solve_banded(banded_transpose(ab, lower, upper), instantiate(ct),
+                               upper, lower)]
+
+
+register("transpose", banded_p, _banded_transpose_rule)

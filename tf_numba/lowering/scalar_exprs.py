@@ -135,6 +135,10 @@ TEMPLATES = {
     "select": lambda a, i, o: f"({a[1]} if {a[0]} else {a[2]})",
     "clamp": lambda a, i, o: typed(f"np.minimum(np.maximum({a[1]}, {a[0]}), {a[2]})", o),
     "convert_element_type": _convert,
+    # ops/bits.py: the bits as unsigned; counts outside [0, bits) give 0
+    "shift_right_logical": lambda a, i, o: typed(
+        f"(np.u{i.name}({a[0]}) >> np.u{i.name}({a[1]}) if 0 <= {a[1]} < {np.iinfo(i).bits} "
+        f"else np.u{i.name}(0))", o),
 }
 
 

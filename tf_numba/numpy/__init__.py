@@ -37,17 +37,21 @@ from .numerical import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
+from .functional import *  # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
 from . import creation, indexing, manipulation, math, numerical, products, reductions, sorting
+from . import functional, index_tricks
 from . import fft, linalg
 from ._promote import locate_errors as _locate_errors, result_type
 from ..ext.einsum import einsum, einsum_path
 
 # Errors from any public function name it and the user's line (see _promote.locate_errors).
 for _module in (creation, indexing, manipulation, math, numerical, products, reductions,
-                sorting):
+                sorting, functional):
     for _name in _module.__all__:
         globals()[_name] = _locate_errors(getattr(_module, _name))
 result_type = _locate_errors(result_type)
+fill_diagonal = _locate_errors(fill_diagonal)   # (r_ and c_ are objects, not functions)
 
 _methods.install()
 
@@ -79,3 +83,13 @@ euler_gamma = _np.euler_gamma
 inf = _math.inf
 nan = _math.nan
 newaxis = None
+
+# Keep this last: the public names are the ones defined above, less the modules that
+# implement them (tnp.linalg and tnp.fft are public namespaces of their own).
+import types as _types  # noqa: E402
+from ..core.public import public_dir as _public_dir  # noqa: E402
+
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and (not isinstance(value, _types.ModuleType)
+                                                  or name in ("linalg", "fft")))
+__dir__ = _public_dir(globals())

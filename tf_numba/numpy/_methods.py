@@ -6,7 +6,6 @@ Each one forwards to the tnp function of the same meaning, so ``x + 1``, ``x @ w
 import numpy as np
 
 from ..core.trace import Tracer
-from ..errors import ConcretizationError
 from . import indexing, manipulation, math, products, reductions, sorting
 from ._promote import locate_errors
 
@@ -73,14 +72,12 @@ def _transpose(self, *axes):
 
 
 def _item(self, *args):
-    raise ConcretizationError(
-        f"item() needs a concrete value, but this is a traced {self.aval} value; return it "
-        "from the traced function instead", op="item")
+    """The Python scalar, where the trace knows the value (un-jitted transforms)."""
+    return self.concrete_value("item()").item(*args)
 
 
 def _tolist(self):
-    raise ConcretizationError(
-        f"tolist() needs a concrete value, but this is a traced {self.aval} value", op="tolist")
+    return self.concrete_value("tolist()").tolist()
 
 
 def _setitem(self, index, value):

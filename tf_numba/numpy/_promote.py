@@ -203,6 +203,20 @@ def promote(name, *operands, dtype=None):
 def apply_ufunc(ufunc, name, compute, operands, dtype=None):
     """Run ``compute`` on the operands cast to NumPy's loop dtypes and broadcast; the output
     is cast to the loop's output dtype."""
+    if dtype is None and ufunc.nout == 1 and all(type(x) is Tracer for x in operands):
+        # the common traced case, first: operands of one shape whose dtypes NumPy's loop
+        # takes as they are (what the general path below concludes, in fewer steps)
+        avals = [x.aval for x in operands]
+        try:
+            resolved = _resolve(ufunc, tuple(a.dtype for a in avals), None)
+        except TypeError:       # no such loop: the general path says so
+            resolved = ()
+        if (resolved and all(a.shape == avals[0].shape for a in avals)
+                and all(a.dtype == d for a, d in zip(avals, resolved))):
+            out = compute(*operands)
+            if aval_of(out).dtype != resolved[ufunc.nin]:
+                out = ew.convert_element_type(out, resolved[ufunc.nin])
+            return scalar_result(out)
     xs = [asarray(x) for x in operands]
     in_dts, out_dt = ufunc_loop(ufunc, xs, name, dtype)
     xs = broadcast_all(name, [cast(x, dt) for x, dt in zip(xs, in_dts)])

@@ -218,3 +218,7 @@ def fftshift(x, axes=None):
 
 def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

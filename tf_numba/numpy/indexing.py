@@ -601,7 +601,10 @@ def at(x):
 
     Works on NumPy arrays (computing eagerly, never modifying ``x``) and on tracers (where
     it is the same as ``x.at``). Methods: ``get set add subtract multiply divide power min
-    max``.
+    max``. Eager results and ``jit`` outputs are plain ``numpy.ndarray``, which has no
+    ``.at`` (NumPy raises ``AttributeError: 'numpy.ndarray' object has no attribute
+    'at'``): code that runs both traced and on results writes ``tnp.at(x)[idx].set(v)``,
+    which works on both.
 
     >>> tnp.at(np.zeros(3))[[0, 0, 2]].add(1.0)
     array([2., 0., 1.])

@@ -9,7 +9,9 @@ is differentiable (see ``ext/linalg.py`` for the rules and their conventions).
 array([[0.5, 0. ],
        [0. , 0.5]])
 
-Departures: ``svd(..., hermitian=True)`` computes a general SVD (same singular values, the
+Departures: ``eig`` and ``eigvals`` always return complex arrays (NumPy returns real ones
+when every eigenvalue happens to be real, which a traced program cannot know; JAX does the
+same as here); ``svd(..., hermitian=True)`` computes a general SVD (same singular values, the
 vectors may differ in sign from NumPy's eigh-based ones); ``lstsq`` on traced inputs
 returns the residuals of a full-rank fit (NumPy drops them when the rank is deficient,
 which a traced program cannot know in advance).
@@ -25,13 +27,14 @@ from ..errors import ShapeError, UnsupportedError
 from ..ext import linalg as L
 from . import _promote as P
 
-__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd",
-           "svdvals", "norm", "vector_norm", "matrix_norm", "pinv", "lstsq", "matrix_power",
-           "LinAlgError"]
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eig", "eigvals", "eigh",
+           "eigvalsh", "svd", "svdvals", "norm", "vector_norm", "matrix_norm", "pinv", "lstsq",
+           "matrix_power", "tensorsolve", "tensorinv", "cond", "matrix_rank", "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 LstsqResult = namedtuple("LstsqResult", ["x", "residuals", "rank", "s"])
@@ -137,6 +140,28 @@ def _lower(uplo):
     if uplo not in ("L", "U"):
         raise ValueError(f"UPLO argument must be 'L' or 'U', got {uplo!r}")
     return uplo == "L"
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (unit-norm columns) of general square matrices,
+    complex. Differentiable where the eigenvalues are distinct (``ext/linalg.py``); the
+    derivative of each eigenvector keeps its norm, and its phase is LAPACK's, so losses
+    should not depend on the phase (``abs(v)``, ``v v^-1``-type products do not).
+
+    >>> tnp.linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]])).eigenvalues
+    array([2.+0.j, 3.+0.j])
+    """
+    (a,) = inexact(a)
+    _matrices("eig", a)
+    w, v = L.eig(a)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices, complex; derivative ``diag(V^-1 dA V)``."""
+    (a,) = inexact(a)
+    _matrices("eigvals", a)
+    return L.eigvals(a)
 
 
 def eigh(a, UPLO="L"):
@@ -333,3 +358,87 @@ def matrix_power(a, n):
         if n:
             base = tnp.matmul(base, base)
     return result
+
+
+def tensorsolve(a, b, axes=None):
+    """``x`` with ``tensordot(a, x, x.ndim) == b``, as ``numpy.linalg.tensorsolve``: ``a``'s
+    leading ``b.ndim`` axes against its trailing ones, reshaped to one square solve."""
+    tnp = _tnp()
+    a, b = inexact(a, b)
+    if axes is not None:
+        axes = [ax % len(_shape(a)) for ax in (axes if np.iterable(axes) else [axes])]
+        rest = [ax for ax in range(len(_shape(a))) if ax not in axes]
+        a = tnp.transpose(a, rest + axes)
+    sa, nb = _shape(a), len(_shape(b))
+    x_shape = sa[nb:]
+    rows = int(np.prod(sa[:nb], dtype=np.int64))
+    cols = int(np.prod(x_shape, dtype=np.int64))
+    if rows != cols:
+        raise LinAlgError(f"tensorsolve: the product of a's first {nb} dims ({rows}) must "
+                          f"equal that of the rest ({cols}), for a of shape {sa}")
+    x = L.solve(tnp.reshape(a, (rows, cols)), tnp.reshape(b, (rows, 1)))
+    return tnp.reshape(x, x_shape)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` under ``tensordot(., ., ind)``, as ``numpy.linalg.tensorinv``."""
+    tnp = _tnp()
+    (a,) = inexact(a)
+    if not isinstance(ind, int) or ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    sa = _shape(a)
+    rows = int(np.prod(sa[:ind], dtype=np.int64))
+    cols = int(np.prod(sa[ind:], dtype=np.int64))
+    if rows != cols:
+        raise LinAlgError(f"tensorinv: the product of a's first {ind} dims ({rows}) must "
+                          f"equal that of the rest ({cols}), for a of shape {sa}")
+    return tnp.reshape(L.inv(tnp.reshape(a, (rows, cols))), sa[ind:] + sa[:ind])
+
+
+def cond(x, p=None):
+    """The condition number ``norm(x, p) * norm(inv(x), p)``; for ``p`` None, 2 or -2 the
+    ratio of extreme singular values (any shape). Differentiable (through ``svdvals`` or
+    ``inv``); a singular matrix gives ``inf`` as NumPy.
+
+    >>> tnp.linalg.cond(np.diag([1.0, 4.0]))
+    np.float64(4.0)
+    """
+    tnp = _tnp()
+    (x,) = inexact(x)
+    _matrices("cond", x, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = L.svdvals(x)
+        big, small = tnp.max(s, axis=-1), tnp.min(s, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = big / small if p != -2 else small / big
+    else:
+        out = tnp.multiply(_matrix_norm(x, p, (-2, -1), False),
+                           _matrix_norm(L.inv(x), p, (-2, -1), False))
+    return P.scalar_result(out)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """The number of singular values above ``tol`` (default NumPy's
+    ``max(s) * max(M, N) * eps``, or ``rtol * max(s)``); an integer, not differentiable.
+
+    >>> tnp.linalg.matrix_rank(np.ones((3, 3)))
+    np.int64(1)
+    """
+    tnp = _tnp()
+    A = P.asarray(A)
+    if len(_shape(A)) < 2:
+        return P.scalar_result(tnp.asarray(tnp.any(A != 0), np.int64) * 1)
+    (a,) = inexact(A)
+    s = L.svdvals(a)
+    if tol is None:
+        if rtol is None:
+            rtol = builtins.max(_shape(a)[-2:]) * float(np.finfo(dtypes.real_part(
+                P.dtype_of(a))).eps)
+        tol = tnp.max(s, axis=-1, keepdims=True) * rtol
+    else:
+        tol = tnp.expand_dims(P.asarray(tol), -1)
+    return P.scalar_result(tnp.sum(s > tol, axis=-1))
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -167,10 +167,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return sum_(multiply(d, mean_pairs), axis=ax)
 
 
-def _correlate(a, v, mode, name):
-    """NumPy's 1-D correlate: ``out[k] = sum_n a[n + k - offset] * v[n]`` over the overlap."""
-    from .indexing import take
-    from .products import matmul
+def _numpy_convolve(a, v, mode, name):
+    """NumPy's 1-D modes on ``scipy.signal``'s full convolution (one implementation for
+    both): 'same' keeps max(n, m) values and 'valid' max - min + 1, centred."""
+    from ..scipy import signal
     x, w = _arr(a), _arr(v)
     if len(_shape(x)) != 1 or len(_shape(w)) != 1:
         raise ShapeError("object too deep for desired array (inputs must be 1-D)", op=name)
@@ -180,15 +180,11 @@ def _correlate(a, v, mode, name):
     if mode not in ("full", "same", "valid"):
         raise ShapeError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})",
                          op=name)
-    dt = P.result_type(x, w)
-    x, w = P.cast(x, dt), P.cast(w, dt)
-    # windows over a zero-padded a: one row per output, gathered with concrete indices
-    pad_lo = {"full": m - 1, "same": m // 2, "valid": 0}[mode]
-    count = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
-    padded = layout.pad(x, P.cast(0, dt), ((m - 1, m - 1, 0),))
-    start = (m - 1) - pad_lo
-    rows = start + np.arange(count)[:, None] + np.arange(m)[None, :]
-    return matmul(take(padded, rows), w)
+    full = signal.convolve(x, w, "full")
+    short = min(n, m)
+    start, count = {"full": (0, n + m - 1), "same": ((short - 1) // 2, max(n, m)),
+                    "valid": (short - 1, max(n, m) - short + 1)}[mode]
+    return _slice(full, 0, start, start + count)
 
 
 def correlate(a, v, mode="valid"):
@@ -198,13 +194,10 @@ def correlate(a, v, mode="valid"):
     array([3.5])
     """
     from .math import conj
-    x, w = _arr(a), _arr(v)
+    w = _arr(v)
     if dtypes.is_complex(aval_of(w).dtype):
         w = conj(w)
-    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
-        # NumPy correlates the other way round and reverses the result
-        return layout.rev(P.asarray(_correlate(w, x, mode, "correlate")), (0,))
-    return _correlate(x, w, mode, "correlate")
+    return _numpy_convolve(a, layout.rev(w, (0,)) if _shape(w) else w, mode, "correlate")
 
 
 def convolve(a, v, mode="full"):
@@ -213,10 +206,7 @@ def convolve(a, v, mode="full"):
     >>> tnp.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
     array([0. , 1. , 2.5, 4. , 1.5])
     """
-    x, w = _arr(a), _arr(v)
-    if _shape(w)[0:1] and _shape(x)[0:1] and _shape(w)[0] > _shape(x)[0]:
-        x, w = w, x
-    return _correlate(x, layout.rev(w, (0,)), mode, "convolve")
+    return _numpy_convolve(a, v, mode, "convolve")
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -358,3 +348,180 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
         from .math import imag
         return ew.complex(P.asarray(clip(real(c), -1, 1)), P.asarray(clip(imag(c), -1, 1)))
     return clip(c, -1, 1)
+
+
+# ---------------------------------------------------------------- integer and float parts,
+# phase unwrapping, polynomial fits, histograms
+
+__all__ += ["gcd", "lcm", "frexp", "unwrap", "polyfit", "histogram"]
+
+
+def gcd(x1, x2):
+    """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise (integers),
+    by Euclid's algorithm as a ``while_loop`` over the whole arrays.
+
+    >>> tnp.gcd(np.array([12, 20, 0]), 8)
+    array([4, 4, 8])
+    """
+    from .. import lax
+    from . import math as tm
+    from .reductions import any as any_
+    a, b = P.promote("gcd", x1, x2)
+    if not dtypes.is_integer(P.dtype_of(a)):
+        raise UnsupportedError(f"gcd needs integers, got {P.dtype_of(a).name}", op="gcd")
+    a, b = P.broadcast_all("gcd", [tm.abs(a), tm.abs(b)])
+
+    def step(ab):
+        a, b = ab
+        nonzero = b != 0
+        safe = tm.where(nonzero, b, 1)
+        return tm.where(nonzero, b, a), tm.where(nonzero, tm.remainder(a, safe), 0)
+    return lax.while_loop(lambda ab: any_(ab[1] != 0), step, (a, b))[0]
+
+
+def lcm(x1, x2):
+    """The least common multiple of ``|x1|`` and ``|x2|`` (0 where either is 0).
+
+    >>> tnp.lcm(np.array([4, 6, 0]), 6)
+    array([12,  6,  0])
+    """
+    from . import math as tm
+    a, b = P.promote("lcm", x1, x2)
+    g = gcd(a, b)
+    zero = g == 0
+    return tm.where(zero, 0, tm.abs(tm.floor_divide(a, tm.where(zero, 1, g)) * b))
+
+
+def frexp(x):
+    """Mantissa and exponent, ``x = m * 2**e`` with ``0.5 <= |m| < 1`` (``m = x``, ``e = 0``
+    for 0, inf and NaN), as ``np.frexp``; ``e`` is int32. ``m`` is differentiable
+    (``dm/dx = 2**-e``).
+
+    >>> tnp.frexp(np.array([8.0, -3.0, 0.0]))
+    (array([ 0.5 , -0.75,  0.  ]), array([4, 2, 0], dtype=int32))
+    """
+    from ..ops import elementwise as ew
+    from . import math as tm
+    x = P.as_array(x)
+    if not dtypes.is_inexact(P.dtype_of(x)):
+        x = P.cast(x, dtypes.float64)
+    if dtypes.is_complex(P.dtype_of(x)):
+        raise UnsupportedError("frexp needs real values", op="frexp")
+    finite = tm.isfinite(x) & (x != 0)
+    mag = ew.stop_gradient(tm.abs(tm.where(finite, x, 1)))
+    def scaled(v, e):      # v * 2**-e in two steps: 2**-e alone overflows for subnormals
+        half = tm.floor(e / 2)
+        return v * tm.exp2(-half) * tm.exp2(-(e - half))
+    e = tm.floor(tm.log2(mag)) + 1
+    # log2 rounds near powers of two: fix the exponent so that 0.5 <= |m| < 1 holds exactly
+    e = tm.where(scaled(mag, e) >= 1, e + 1, e)
+    e = tm.where(scaled(mag, e) < 0.5, e - 1, e)
+    e = tm.where(finite, e, 0)
+    return tm.where(finite, scaled(x, e), x), P.cast(e, dtypes.int32)
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """``np.unwrap``: add multiples of ``period`` so that consecutive differences along
+    ``axis`` are at most ``max(discont, period / 2)``. The corrections are piecewise
+    constant, so the derivative is that of the identity.
+
+    >>> tnp.unwrap(np.array([0.0, 3.0, 6.5, 0.1]))
+    array([ 0.        ,  3.        ,  0.21681469,  0.1       ])
+    """
+    from ..ops import elementwise as ew
+    from . import math as tm, reductions
+    p = P.as_array(p)
+    if not dtypes.is_inexact(P.dtype_of(p)):
+        p = P.cast(p, dtypes.float64)
+    axis = P.axis_arg(axis, len(_shape(p)), "unwrap")
+    discont = period / 2 if discont is None else discont
+    dd = diff(p, axis=axis)
+    half = period / 2
+    ddmod = tm.mod(dd + half, period) - half
+    ddmod = tm.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = tm.where(tm.abs(dd) < discont, 0, ddmod - dd)
+    correct = ew.stop_gradient(reductions.cumsum(correct, axis=axis))
+    n = _shape(p)[axis]
+    head = _slice(p, axis, 0, 1)
+    return layout.concatenate([head, _slice(p, axis, 1, n) + correct], axis)
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least-squares polynomial coefficients, highest power first, as ``np.polyfit``
+    (columns of the Vandermonde matrix scaled to unit norm, then ``lstsq``); ``y`` may
+    be 2-D (one fit per column), ``w`` weights the residuals. Differentiable in ``x``, ``y``
+    and ``w``. ``full`` and ``cov`` are not supported.
+
+    >>> tnp.polyfit(np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 5.0]), 1)
+    array([2., 1.])
+    """
+    from . import creation, linalg, math as tm, reductions
+    if full or cov:
+        raise UnsupportedError("polyfit's full=True and cov=True are not supported; fit "
+                               "with the default and compute residuals with tnp.polyval",
+                               op="polyfit")
+    deg = int(deg)
+    x, y = P.as_array(x), P.as_array(y)
+    dt = P.result_type(x, y, 1.0)
+    x, y = P.cast(x, dt), P.cast(y, dt)
+    if len(_shape(x)) != 1 or len(_shape(y)) not in (1, 2) or _shape(y)[0] != _shape(x)[0]:
+        raise ShapeError(f"polyfit needs x of shape (n,) and y of shape (n,) or (n, k), got "
+                         f"{_shape(x)} and {_shape(y)}", op="polyfit")
+    powers = creation.arange(deg, -1, -1, dtype=dt)
+    lhs = tm.power(x[:, None], powers[None, :])
+    rhs = y
+    if w is not None:
+        w = P.cast(P.as_array(w), dt)
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if len(_shape(y)) == 1 else w[:, None])
+    scale = tm.sqrt(reductions.sum(lhs * lhs, axis=0))
+    rcond = _shape(x)[0] * np.finfo(dt).eps if rcond is None else rcond
+    coef = linalg.lstsq(lhs / scale, rhs, rcond=rcond)[0]
+    return (coef.T / scale).T
+
+
+def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A002
+    """``np.histogram``: counts (or summed ``weights``) of ``a`` in ``bins`` equal bins over
+    ``range`` (default: the data's min and max) or between the given bin edges, the last
+    bin closed; returns ``(hist, bin_edges)``. Values outside are not counted. The counts
+    are piecewise constant in ``a`` (no derivative); weighted counts and ``density`` are
+    differentiable in ``weights``.
+
+    >>> tnp.histogram(np.array([0.0, 1.0, 1.0, 3.0]), bins=3)
+    (array([1, 2, 1]), array([0., 1., 2., 3.]))
+    """
+    from ..ops import elementwise as ew
+    from ..ops.indexing import scatter_add
+    from . import creation, math as tm, reductions, sorting
+    from .manipulation import ravel
+    a = ravel(P.as_array(a))
+    if isinstance(bins, (int, np.integer)):
+        if range is None:
+            lo, hi = reductions.min(a), reductions.max(a)
+            lo, hi = ew.stop_gradient(lo), ew.stop_gradient(hi)
+            same = lo == hi
+            lo, hi = tm.where(same, lo - 0.5, lo), tm.where(same, hi + 0.5, hi)
+        else:
+            lo, hi = range
+        edges = creation.linspace(lo, hi, int(bins) + 1)
+        if not dtypes.is_inexact(P.dtype_of(edges)):
+            edges = P.cast(edges, dtypes.float64)
+    else:
+        edges = P.as_array(bins)
+    n = _shape(edges)[0] - 1
+    idx = sorting.searchsorted(edges, a, side="right") - 1
+    idx = tm.where(a == edges[n], n - 1, idx)        # the last bin is closed
+    inside = (idx >= 0) & (idx < n) & (a == a)
+    if weights is None:
+        counts_dt = dtypes.float64 if density else dtypes.int64
+        values = P.cast(inside, counts_dt)
+    else:
+        weights = ravel(P.as_array(weights))
+        values = tm.where(inside, weights, 0)
+    safe = P.cast(tm.where(inside, idx, 0), dtypes.int64)
+    zeros = creation.zeros(n, P.dtype_of(values))
+    hist = scatter_add(zeros, layout.reshape(safe, _shape(safe) + (1,)), values, (0,))
+    if density:
+        widths = diff(edges)
+        hist = hist / (reductions.sum(hist) * widths)
+    return hist, edges

@@ -9,9 +9,13 @@
 | contraction | dot_general |
 | sorting | sort (several operands, stable, NaN last) |
 | control | cond, while_loop, scan, checkpoint (sub-programs in params; see ``tf_numba.lax``) |
+| windows | patches (im2col) and patches_transpose (col2im), behind convolutions and pooling |
+| bits | shift_right_logical (Threefry's rotations in ``tf_numba.random``) |
 
 Each module declares its primitives with abstract eval and NumPy impl and registers their
 JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
 Each module's ``PRIMS`` maps primitive names to primitives.
 """
 from . import elementwise, layout, reductions, indexing, contraction, sorting, special, control  # noqa: F401,E501
+from . import windows  # noqa: F401,E402
+from . import bits  # noqa: F401,E402

@@ -32,7 +32,25 @@ def _check_dims(name, dims, aval):
                          f"{aval.shape}", op="dot_general")
 
 
+_KNOWN_EVALS = {}   # (avals, params) -> output aval, for operands of int shapes
+
+
 def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
+    # every product of an un-jitted gradient is traced again on each call: remember the
+    # answers (int shapes only: symbolic ones record guards on the current trace)
+    key = (a, b, dimension_numbers, preferred_element_type)
+    found = _KNOWN_EVALS.get(key)
+    if found is not None:
+        return found
+    out = _dot_general_check(a, b, dimension_numbers, preferred_element_type)
+    if all(type(d) is int for d in a.shape + b.shape):
+        if len(_KNOWN_EVALS) > 4096:
+            _KNOWN_EVALS.clear()
+        _KNOWN_EVALS[key] = out
+    return out
+
+
+def _dot_general_check(a, b, dimension_numbers, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     if a.dtype != b.dtype:
         raise DTypeError(f"operands need one dtype, got {a.dtype.name} and {b.dtype.name} "
@@ -50,7 +68,7 @@ def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
                     f"{b.shape} differ in size: lhs dim {i} is {a.shape[i]}, rhs dim {j} is "
                     f"{b.shape[j]}", op="dot_general")
     out_dtype = a.dtype if preferred_element_type is None else preferred_element_type
-    if not np.can_cast(a.dtype, out_dtype, "safe"):
+    if preferred_element_type is not None and not np.can_cast(a.dtype, out_dtype, "safe"):
         raise DTypeError(f"preferred_element_type {out_dtype.name} cannot hold "
                          f"{a.dtype.name} products", op="dot_general")
     shape = (tuple(a.shape[i] for i in lb) + tuple(a.shape[i] for i in _free(a.ndim, lc, lb))
@@ -58,22 +76,35 @@ def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
     return ShapedArray(shape, out_dtype)
 
 
+# (lhs contracting, rhs contracting) of the products of matrices with no batch dims ->
+# how each operand is read (the same products as the general path, without its reshapes)
+_MATRIX_PRODUCTS = {((1,), (0,)): (False, False), ((1,), (1,)): (False, True),
+                    ((0,), (0,)): (True, False), ((0,), (1,)): (True, True)}
+
+
 def _dot_general_impl(a, b, *, dimension_numbers, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     a, b = np.asarray(a), np.asarray(b)
     if preferred_element_type is not None:
         a, b = a.astype(preferred_element_type), b.astype(preferred_element_type)
-    if a.ndim == b.ndim == 2 and len(lc) == 1 and not lb:
-        # a matrix product as NumPy's ``@`` does it, on views of the operands: the batched
-        # form below costs a stacked matmul and copies (an outer product 256 x 1 by 1 x 256
-        # took twice NumPy's time)
-        return np.matmul(a if lc == (1,) else a.T, b if rc == (0,) else b.T)
+    if a.ndim == 2 and b.ndim == 2 and not lb:
+        transposed = _MATRIX_PRODUCTS.get((lc, rc))
+        if transposed is not None:
+            lhs = a.T if transposed[0] else a
+            rhs = b.T if transposed[1] else b
+            if lhs.shape[1] == 1:   # an outer product: see below
+                return np.multiply(lhs, rhs)
+            return np.matmul(lhs, rhs)
     lf, rf = _free(a.ndim, lc, lb), _free(b.ndim, rc, rb)
     batch = tuple(a.shape[i] for i in lb)
     lfree, rfree = tuple(a.shape[i] for i in lf), tuple(b.shape[j] for j in rf)
     k = math.prod(a.shape[i] for i in lc)
     lhs = np.transpose(a, lb + lf + lc).reshape(math.prod(batch), math.prod(lfree), k)
     rhs = np.transpose(b, rb + rc + rf).reshape(math.prod(batch), k, math.prod(rfree))
+    if k == 1:
+        # an outer product (the gradient of a matrix-vector product): the same products
+        # with nothing to sum, and OpenBLAS's gemm takes 2-4x NumPy's multiply for them
+        return np.multiply(lhs, rhs).reshape(batch + lfree + rfree)
     return np.matmul(lhs, rhs).reshape(batch + lfree + rfree)
 
 
@@ -82,6 +113,8 @@ PRIMS["dot_general"] = dot_general_p
 
 
 def _dims_tuple(dims):
+    if type(dims) is tuple and all(type(d) is int for d in dims):
+        return dims
     return tuple(operator.index(d) for d in dims)
 
 

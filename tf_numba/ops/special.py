@@ -1,22 +1,29 @@
-"""Special-function primitives (SciPy's erfinv, erfcx, gammaln, psi, polygamma, ndtri,
-log_ndtr, xlogy, xlog1py): one table row each, as in ``elementwise.py``, and their JVPs.
+"""Special-function primitives: one table row each, as in ``elementwise.py``, and their
+JVPs. Each is an elementwise primitive of real float operands (equal shapes or rank 0, one
+dtype) computed by ``scipy.special`` (between compiled kernels under ``jit``).
 
-They are elementwise primitives of real float operands (equal shapes or rank 0, one dtype),
-computed by ``scipy.special`` and differentiable to every order: each JVP is written with
-primitives that have JVPs themselves (``gammaln' = psi``, ``psi' = polygamma(1, .)``,
-``polygamma(n, .)' = polygamma(n + 1, .)``). The one derivative not provided is that of
-``polygamma`` with respect to its integer order ``n``: asking for it raises
-``MissingRuleError`` naming ``polygamma`` and the ``jvp`` role.
+Derivatives are written with primitives that have JVPs themselves, so derivative programs
+can be differentiated again (``gammaln' = psi``, ``psi' = polygamma(1, .)``,
+``polygamma(n, .)' = polygamma(n + 1, .)``). The parameter derivatives of ``gammainc`` and
+``betainc``, which have no closed form, are primitives of their own (``gammainc_da``,
+``betainc_dab``, computed in ``incomplete.py``) whose order is a parameter, so each of them
+differentiates into the next order. The inverses (``gammaincinv``, ``betaincinv``, ...)
+differentiate by the implicit-function rule at their value ``x = F^-1(y)``: ``dx/dy =
+1 / F_x(x)`` and ``dx/da = -F_a(x) / F_x(x)``, with ``F_x`` the density in closed form
+and ``F_a`` the parameter-derivative primitives, so they too differentiate to any order. Derivatives not provided raise ``MissingRuleError``
+naming the primitive and the ``jvp`` role: those in an integer order (``polygamma``,
+``expn``, ``jv``, ``yn``), in a real order (``iv``, ``ive``), in ``zeta``'s exponent and in
+``hyp1f1``'s parameters.
 """
 import math
 
 import numpy as np
 
-from ..core.linear import defjvp
+from ..core.linear import aval_of, defjvp, defzero
 from ..core.primitive import Primitive
 from ..errors import MissingRuleError
 from . import elementwise as ew
-from .elementwise import FLOAT, SAME, _abstract_eval, _op, _special, batch_elementwise
+from .elementwise import FLOAT, SAME, _abstract_eval, _coerce, _op, _special, batch_elementwise
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
 SQRT_2PI = math.sqrt(2 * math.pi)
@@ -25,12 +32,24 @@ TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 def _special2(name):
-    """A binary scipy.special ufunc, imported on first use (as ``elementwise._special``)."""
-    def impl(x, y):
+    """A scipy.special ufunc of several operands, imported on first use (as
+    ``elementwise._special``), its result in the operands' dtype (some ufuncs only have
+    float64 loops)."""
+    def impl(*args):
         import scipy.special
-        return getattr(scipy.special, name)(x, y)
+        with np.errstate(all="ignore"):
+            out = getattr(scipy.special, name)(*args)
+        return np.asarray(out, np.result_type(*args))
     impl.__name__ = name
     return impl
+
+
+def _with_params(name, impl):
+    def call(*args, **params):
+        with np.errstate(all="ignore"):
+            return np.asarray(impl(*args, **params), np.result_type(*args))
+    call.__name__ = name
+    return call
 
 
 def _polygamma(n, x):
@@ -50,6 +69,35 @@ TABLE = {
     "log_ndtr": (_special("log_ndtr"), FLOAT, SAME),
     "xlogy": (_special2("xlogy"), FLOAT, SAME),       # x * log(y), 0 where x == 0
     "xlog1py": (_special2("xlog1py"), FLOAT, SAME),   # x * log1p(y), 0 where x == 0
+    "gamma": (_special2("gamma"), FLOAT, SAME),
+    "gammasgn": (_special2("gammasgn"), FLOAT, SAME),
+    "rgamma": (_special2("rgamma"), FLOAT, SAME),     # 1 / gamma(x), 0 at the poles
+    "beta": (_special2("beta"), FLOAT, SAME),
+    "betaln": (_special2("betaln"), FLOAT, SAME),
+    "gammainc": (_special2("gammainc"), FLOAT, SAME),     # (a, x): P(a, x)
+    "gammaincc": (_special2("gammaincc"), FLOAT, SAME),   # (a, x): Q(a, x)
+    "betainc": (_special2("betainc"), FLOAT, SAME),       # (a, b, x)
+    "gammaincinv": (_special2("gammaincinv"), FLOAT, SAME),     # (a, p): x, P(a, x) = p
+    "gammainccinv": (_special2("gammainccinv"), FLOAT, SAME),   # (a, q): x, Q(a, x) = q
+    "betaincinv": (_special2("betaincinv"), FLOAT, SAME),       # (a, b, y): I_x(a, b) = y
+    "betainccinv": (_special2("betainccinv"), FLOAT, SAME),     # 1 - I_x(a, b) = y
+    "ndtri_exp": (_special("ndtri_exp"), FLOAT, SAME),          # ndtri(exp(y))
+    "expn": (_special2("expn"), FLOAT, SAME),             # (n, x); n integer-valued
+    "exp1": (_special2("exp1"), FLOAT, SAME),
+    "expi": (_special2("expi"), FLOAT, SAME),
+    "i0": (_special2("i0"), FLOAT, SAME),
+    "i0e": (_special2("i0e"), FLOAT, SAME),
+    "i1": (_special2("i1"), FLOAT, SAME),
+    "i1e": (_special2("i1e"), FLOAT, SAME),
+    "iv": (_special2("iv"), FLOAT, SAME),                 # (v, x)
+    "ive": (_special2("ive"), FLOAT, SAME),               # (v, x)
+    "jv": (_special2("jv"), FLOAT, SAME),                 # (n, x); jn for integer n
+    "yn": (_special2("yn"), FLOAT, SAME),                 # (n, x); n integer-valued
+    "zeta": (_special2("zeta"), FLOAT, SAME),             # (x, q): Hurwitz zeta
+    "riemann_zeta": (_special2("zeta"), FLOAT, SAME),     # zeta(x), continued to x < 1
+    "poch": (_special2("poch"), FLOAT, SAME),             # (z, m)
+    "hyp1f1": (_special2("hyp1f1"), FLOAT, SAME),         # (a, b, x)
+    "spence": (_special2("spence"), FLOAT, SAME),
 }
 
 PRIMS = {}
@@ -88,10 +136,298 @@ BINARY_JVP = {
                 lambda g, ans, x, y: ew.mul(g, ew.div(x, ew.add(y, 1)))),
 }
 
+
+
+# ---------------------------------------------------------------- parameter derivatives
+
+def _gammainc_da_impl(a, x, *, order):
+    from .incomplete import gammainc_da as impl
+    return impl(a, x, order)
+
+
+def _betainc_dab_impl(a, b, x, *, da, db):
+    from .incomplete import betainc_dab as impl
+    return impl(a, b, x, da, db)
+
+
+def _param_eval(name):
+    base = _abstract_eval(name, FLOAT, SAME)
+    return lambda *avals, **params: base(*avals)
+
+
+# d^order/da^order gammainc(a, x), and d^(da+db)/da^da db^db betainc(a, b, x)
+gammainc_da_p = Primitive("gammainc_da", _param_eval("gammainc_da"),
+                          _with_params("gammainc_da", _gammainc_da_impl))
+betainc_dab_p = Primitive("betainc_dab", _param_eval("betainc_dab"),
+                          _with_params("betainc_dab", _betainc_dab_impl))
+PRIMS["gammainc_da"], PRIMS["betainc_dab"] = gammainc_da_p, betainc_dab_p
+
+
+def gammainc_da(a, x, order=1):
+    """``d^order/da^order gammainc(a, x)`` (``incomplete.gammainc_da``)."""
+    return gammainc_da_p.bind(*_coerce([a, x]), order=order)
+
+
+def betainc_dab(a, b, x, da=1, db=0):
+    """``d^(da+db)/da^da db^db betainc(a, b, x)`` (``incomplete.betainc_dab``)."""
+    return betainc_dab_p.bind(*_coerce([a, b, x]), da=da, db=db)
+
+
+def exp_partial(g, i, j):
+    """``d^(i+j)/da^i db^j exp(G) / exp(G)`` from ``g(p, q) = d^(p+q) G/da^p db^q``: the
+    complete Bell polynomial, by Leibniz's rule on ``d/da exp(G) = G_a exp(G)``."""
+    table = {(0, 0): None}     # None: the polynomial 1
+
+    def term(coef, gpart, rest):
+        t = gpart if rest is None else ew.mul(gpart, rest)
+        return t if coef == 1 else ew.mul(t, float(coef))
+
+    def bell(p, q):
+        if (p, q) in table:
+            return table[(p, q)]
+        out = None
+        if p > 0:       # differentiate B(p - 1, q) exp(G) once more in a
+            pairs = [(k, m) for k in range(p) for m in range(q + 1)]
+            parts = [term(math.comb(p - 1, k) * math.comb(q, m), g(k + 1, m),
+                          bell(p - 1 - k, q - m)) for k, m in pairs]
+        else:           # in b
+            parts = [term(math.comb(q - 1, m), g(0, m + 1), bell(0, q - 1 - m))
+                     for m in range(q)]
+        for t in parts:
+            out = t if out is None else ew.add(out, t)
+        table[(p, q)] = out
+        return out
+
+    return bell(i, j)
+
+
+def _gamma_density(a, x, order):
+    """``d^order/da^order`` of ``x^(a-1) e^-x / Gamma(a)`` (``d/dx gammainc``), 0 at
+    ``x = 0`` where the density is 0 for every ``a`` near a point with ``a > 1``."""
+    pos = ew.gt(x, 0)
+    xs = ew.select(pos, x, 1.0)    # the "double where": log(0) never reaches a derivative
+    log_x = ew.log(xs)
+    dens = ew.exp(ew.sub(ew.sub(xlogy(ew.sub(a, 1.0), xs), xs), lgamma(a)))   # noqa: F821
+
+    def g(p, q):
+        return ew.sub(log_x, digamma(a)) if p == 1 else ew.neg(polygamma(p - 1, a))  # noqa
+
+    if order:
+        dens = ew.mul(dens, exp_partial(g, order, 0))
+    return ew.select(pos, dens, ew.select(ew.eq(x, 0), _pdf_at_zero(a, order), dens))
+
+
+def _full_like(x, value):
+    """``value`` in the shape and dtype of ``x``, with no derivative path to ``x`` (so a
+    branch of NaN or inf never meets a zero cotangent: 0 * inf is NaN)."""
+    return ew.select(ew.eq(x, x), np.asarray(value, aval_of(x).dtype),
+                     np.asarray(value, aval_of(x).dtype))
+
+
+def _pdf_at_zero(a, order):
+    """x^(a-1)/Gamma(a) at x = 0: inf for a < 1, 1/Gamma(1) = 1 for a = 1, else 0; its
+    a-derivatives are 0 for a > 1 and left infinite or NaN below."""
+    below = ew.select(ew.lt(a, 1.0), _full_like(a, np.inf), _full_like(a, np.nan))
+    at_one = ew.select(ew.eq(a, 1.0), _full_like(a, 1.0 if order == 0 else np.nan), below)
+    return ew.select(ew.gt(a, 1.0), _full_like(a, 0.0), at_one)
+
+
+def _beta_density(a, b, x, i, j):
+    """``d^(i+j)/da^i db^j`` of ``x^(a-1) (1-x)^(b-1) / B(a, b)`` (``d/dx betainc``)."""
+    inside = ew.and_(ew.gt(x, 0), ew.lt(x, 1))
+    xs = ew.select(inside, x, 0.5)
+    log_x, log_1mx = ew.log(xs), ew.log1p(ew.neg(xs))
+    dens = ew.exp(ew.sub(ew.add(xlogy(ew.sub(a, 1.0), xs),              # noqa: F821
+                                xlog1py(ew.sub(b, 1.0), ew.neg(xs))),   # noqa: F821
+                         betaln(a, b)))                                 # noqa: F821
+    ab = ew.add(a, b)
+
+    def g(p, q):
+        if p + q == 1:
+            own, lg = (a, log_x) if p else (b, log_1mx)
+            return ew.add(ew.sub(lg, digamma(own)), digamma(ab))          # noqa: F821
+        shared = polygamma(p + q - 1, ab)                                  # noqa: F821
+        if p and q:
+            return shared
+        return ew.sub(shared, polygamma(p + q - 1, a if p else b))         # noqa: F821
+
+    if i or j:
+        dens = ew.mul(dens, exp_partial(g, i, j))
+    # at the ends: the density's limit (0 or inf or 1 / B), as d/dx of SciPy's values
+    return ew.select(inside, dens, _beta_density_at_ends(a, b, x, i + j))
+
+
+def _beta_density_at_ends(a, b, x, order):
+    """The density's limit at ``x = 0`` (power ``a``) or ``x = 1`` (power ``b``): 0 above
+    power 1, inf below, ``1 / B(a, b)`` at 1 (its parameter derivatives left NaN)."""
+    power = ew.select(ew.le(x, 0), a, b)
+    edge = ew.or_(ew.eq(x, 0), ew.eq(x, 1))
+    at_one = (ew.exp(ew.neg(betaln(a, b))) if order == 0                 # noqa: F821
+              else _full_like(x, np.nan))
+    limit = ew.select(ew.gt(power, 1.0), _full_like(x, 0.0),
+                      ew.select(ew.lt(power, 1.0), _full_like(x, np.inf), at_one))
+    return ew.select(edge, limit, _full_like(x, np.nan))
+
+
+def _pole(x):
+    return ew.and_(ew.le(x, 0), ew.eq(ew.floor(x), x))
+
+
+def _rgamma_partial(g, ans, x):
+    """``-rgamma(x) psi(x)``; at the poles ``x = -n``, where both factors are 0 and
+    infinite, its limit ``(-1)^n n!``, written ``cos(pi x) gamma(1 - x)``."""
+    pole = _pole(x)
+    xs = ew.select(pole, 0.5, x)
+    regular = ew.neg(ew.mul(rgamma(xs), digamma(xs)))                     # noqa: F821
+    at_pole = ew.mul(ew.cos(ew.mul(x, math.pi)),
+                     gamma(ew.sub(1.0, ew.select(pole, x, 0.5))))                # noqa: F821
+    return ew.mul(g, ew.select(pole, at_pole, regular))
+
+
+def _no_derivative(name):
+    def partial(g, ans, *primals, **params):
+        raise MissingRuleError(name, "jvp")
+    return partial
+
+
+def _gamma_ratio(ans, up, down):
+    """``ans * (psi(up) - psi(down))``: the derivative of a ratio of gamma functions."""
+    return ew.mul(ans, ew.sub(digamma(up), digamma(down)))                # noqa: F821
+
+
+def _nonzero(x, value):
+    """(x != 0, x with ``value`` where it is 0): for the double where around ``1/x``."""
+    nz = ew.ne(x, 0)
+    return nz, ew.select(nz, x, value)
+
+
+def _i1_partial(g, ans, x):
+    nz, xs = _nonzero(x, 1.0)            # i1'(0) = i0(0) - 1/2 = 1/2
+    return ew.mul(g, ew.select(nz, ew.sub(i0(x), ew.div(i1(xs), xs)), 0.5))  # noqa: F821
+
+
+def _i1e_partial(g, ans, x):
+    nz, xs = _nonzero(x, 1.0)
+    regular = ew.sub(ew.sub(i0e(x), ew.div(i1e(xs), xs)), ew.mul(ew.sign(x), ans))  # noqa
+    return ew.mul(g, ew.select(nz, regular, 0.5))
+
+
+def _spence_partial(g, ans, x):
+    """spence(x) = int_1^x log(t) / (1 - t) dt: derivative log(x) / (1 - x), -1 at x = 1."""
+    one = ew.eq(x, 1.0)
+    xs = ew.select(one, 2.0, x)
+    return ew.mul(g, ew.select(one, -1.0, ew.div(ew.log(xs), ew.sub(1.0, xs))))
+
+
+def _bessel_recurrence(fn, sign):
+    """``(f(n - 1, x) + sign * f(n + 1, x)) / 2``: d/dx of I_v (sign +1), J_n, Y_n (-1)."""
+    def partial(g, ans, n, x):
+        both = ew.add(fn(ew.sub(n, 1.0), x), ew.mul(fn(ew.add(n, 1.0), x), float(sign)))
+        return ew.mul(g, ew.mul(both, 0.5))
+    return partial
+
+
+def _expn_partial(g, ans, n, x):
+    """``E_n' = -E_(n-1)``; for ``n = 0`` (``E_0 = e^-x / x``, SciPy has no ``E_-1``)
+    ``-e^-x (x + 1) / x**2``."""
+    zero = ew.eq(n, 0)
+    lower = ew.neg(expn(ew.select(zero, 1.0, ew.sub(n, 1.0)), x))         # noqa: F821
+    at_zero = ew.neg(ew.div(ew.mul(ew.exp(ew.neg(x)), ew.add(x, 1.0)), ew.mul(x, x)))
+    return ew.mul(g, ew.select(zero, at_zero, lower))
+
+
+def _ive_partial(g, ans, v, x):
+    d = _bessel_recurrence(ive, 1)(g, ans, v, x)                          # noqa: F821
+    return ew.sub(d, ew.mul(g, ew.mul(ew.sign(x), ans)))
+
+
+UNARY_JVP.update({
+    "gamma": lambda g, ans, x: ew.mul(g, ew.mul(ans, digamma(x))),      # noqa: F821
+    "gammasgn": None,
+    "rgamma": _rgamma_partial,
+    "exp1": lambda g, ans, x: ew.mul(g, ew.neg(ew.div(ew.exp(ew.neg(x)), x))),
+    "expi": lambda g, ans, x: ew.mul(g, ew.div(ew.exp(x), x)),
+    "i0": lambda g, ans, x: ew.mul(g, i1(x)),                           # noqa: F821
+    "i0e": lambda g, ans, x: ew.mul(g, ew.sub(i1e(x), ew.mul(ew.sign(x), ans))),  # noqa
+    "i1": _i1_partial,
+    "i1e": _i1e_partial,
+    "spence": _spence_partial,
+    "riemann_zeta": _no_derivative("riemann_zeta"),
+})
+BINARY_JVP.update({
+    "beta": (lambda g, ans, a, b: ew.mul(g, _gamma_ratio(ans, a, ew.add(a, b))),
+             lambda g, ans, a, b: ew.mul(g, _gamma_ratio(ans, b, ew.add(a, b)))),
+    "betaln": (lambda g, ans, a, b: ew.mul(g, _gamma_ratio(1.0, a, ew.add(a, b))),
+               lambda g, ans, a, b: ew.mul(g, _gamma_ratio(1.0, b, ew.add(a, b)))),
+    "gammainc": (lambda g, ans, a, x: ew.mul(g, gammainc_da(a, x)),
+                 lambda g, ans, a, x: ew.mul(g, _gamma_density(a, x, 0))),
+    "gammaincc": (lambda g, ans, a, x: ew.neg(ew.mul(g, gammainc_da(a, x))),
+                  lambda g, ans, a, x: ew.neg(ew.mul(g, _gamma_density(a, x, 0)))),
+    "expn": (_no_derivative("expn"), _expn_partial),
+    "iv": (_no_derivative("iv"), _bessel_recurrence(iv, 1)),              # noqa: F821
+    "ive": (_no_derivative("ive"), _ive_partial),
+    "jv": (_no_derivative("jv"), _bessel_recurrence(jv, -1)),             # noqa: F821
+    "yn": (_no_derivative("yn"), _bessel_recurrence(yn, -1)),             # noqa: F821
+    # d/dq zeta(x, q) = -x zeta(x + 1, q)
+    "zeta": (_no_derivative("zeta"),
+             lambda g, ans, x, q: ew.neg(ew.mul(g, ew.mul(x, zeta(ew.add(x, 1.0), q))))),  # noqa
+    "poch": (lambda g, ans, z, m: ew.mul(g, _gamma_ratio(ans, ew.add(z, m), z)),
+             lambda g, ans, z, m: ew.mul(g, ew.mul(ans, digamma(ew.add(z, m))))),  # noqa: F821
+})
+
+
+def _inverse(density, *param_partials, sign=1):
+    """JVP partials of ``x = F^-1(params, y)`` from ``F``'s partials at ``x = ans``: each
+    parameter's ``-F_p / F_x``, then ``y``'s ``1 / F_x`` (implicit-function rule).
+    ``density(*params, x)`` and ``param_partials`` are those of the increasing function
+    (``gammainc``, ``betainc``); ``sign=-1`` inverts its complement ``1 - F``, whose
+    partials are all negated: the parameter terms are unchanged, ``y``'s is negated."""
+    def param(partial):
+        return lambda g, ans, *args: ew.neg(ew.div(ew.mul(g, partial(*args[:-1], ans)),
+                                                   density(*args[:-1], ans)))
+
+    def point(g, ans, *args):
+        out = ew.div(g, density(*args[:-1], ans))
+        return out if sign == 1 else ew.neg(out)
+    return tuple(param(p) for p in param_partials) + (point,)
+
+
+_gammainc_partials = (lambda a, x: _gamma_density(a, x, 0), gammainc_da)
+_betainc_partials = (lambda a, b, x: _beta_density(a, b, x, 0, 0),
+                     lambda a, b, x: betainc_dab(a, b, x, 1, 0),
+                     lambda a, b, x: betainc_dab(a, b, x, 0, 1))
+BINARY_JVP.update({
+    "gammaincinv": _inverse(*_gammainc_partials),
+    "gammainccinv": _inverse(*_gammainc_partials, sign=-1),
+})
+# ndtri_exp' = 1 / log_ndtr'(x) = erfcx(-x/sqrt 2) sqrt(pi/2): no exp(y) / pdf(x) overflow
+UNARY_JVP["ndtri_exp"] = lambda g, ans, y: ew.mul(
+    g, ew.mul(erfcx(ew.mul(ans, -math.sqrt(0.5))), math.sqrt(math.pi / 2)))  # noqa: F821
+TERNARY_JVP = {
+    "betaincinv": _inverse(*_betainc_partials),
+    "betainccinv": _inverse(*_betainc_partials, sign=-1),
+    "betainc": (lambda g, ans, a, b, x: ew.mul(g, betainc_dab(a, b, x, 1, 0)),
+                lambda g, ans, a, b, x: ew.mul(g, betainc_dab(a, b, x, 0, 1)),
+                lambda g, ans, a, b, x: ew.mul(g, _beta_density(a, b, x, 0, 0))),
+    # d/dx M(a, b, x) = a/b M(a + 1, b + 1, x)
+    "hyp1f1": (_no_derivative("hyp1f1"), _no_derivative("hyp1f1"),
+               lambda g, ans, a, b, x: ew.mul(g, ew.mul(ew.div(a, b), hyp1f1(  # noqa: F821
+                   ew.add(a, 1.0), ew.add(b, 1.0), x)))),
+}
+defzero(PRIMS["gammasgn"])   # piecewise constant
 for _name, _partial in UNARY_JVP.items():
-    defjvp(PRIMS[_name], _partial)
-for _name, _partials in BINARY_JVP.items():
+    if _partial is not None:
+        defjvp(PRIMS[_name], _partial)
+for _name, _partials in {**BINARY_JVP, **TERNARY_JVP}.items():
     defjvp(PRIMS[_name], *_partials)
+
+defjvp(gammainc_da_p,
+       lambda g, ans, a, x, *, order: ew.mul(g, gammainc_da(a, x, order + 1)),
+       lambda g, ans, a, x, *, order: ew.mul(g, _gamma_density(a, x, order)))
+defjvp(betainc_dab_p,
+       lambda g, ans, a, b, x, *, da, db: ew.mul(g, betainc_dab(a, b, x, da + 1, db)),
+       lambda g, ans, a, b, x, *, da, db: ew.mul(g, betainc_dab(a, b, x, da, db + 1)),
+       lambda g, ans, a, b, x, *, da, db: ew.mul(g, _beta_density(a, b, x, da, db)))
 
 for _prim in PRIMS.values():
     batch_elementwise(_prim)

@@ -12,3 +12,7 @@ from .runtime import Prepared, Runtime, RuntimeConfig, default_runtime
 
 __all__ = ["CpuEngine", "EngineTarget", "PlanCache", "Prepared", "Runtime", "RuntimeConfig",
            "default_runtime"]
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

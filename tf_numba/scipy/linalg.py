@@ -1,9 +1,11 @@
 """``tf_numba.scipy.linalg``: ``scipy.linalg`` signatures on family ``tf_numba.linalg.v1``.
 
-Triangular solves, Cholesky and LU solves, and the matrix exponential, all differentiable
-and batched over leading dims; the functions that ``numpy.linalg`` also has take SciPy's
-arguments here (``cholesky(a, lower=False)`` returns the upper factor, ``qr`` defaults to
-``mode='full'``, ``svd`` returns ``(U, s, Vh)``).
+Triangular, banded and Sylvester solves, Cholesky and LU, eigen and Schur decompositions,
+the matrix exponential, square root and polar decomposition, ``block_diag`` and
+``toeplitz``, differentiable (all but ``schur``) and batched over leading dims; the
+functions that ``numpy.linalg`` also has take SciPy's arguments here
+(``cholesky(a, lower=False)`` returns the upper factor, ``qr`` defaults to ``mode='full'``,
+``svd`` returns ``(U, s, Vh)``).
 
 >>> import numpy as np, tf_numba.scipy.linalg as tsl
 >>> tsl.solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
@@ -16,9 +18,10 @@ from ..errors import UnsupportedError
 from ..ext import linalg as L
 from ..numpy import linalg as nl
 
-__all__ = ["solve", "inv", "det", "cholesky", "cho_factor", "cho_solve", "lu_factor",
-           "lu_solve", "solve_triangular", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-           "norm", "pinv", "expm", "expm_frechet", "LinAlgError"]
+__all__ = ["solve", "inv", "det", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor",
+           "lu_solve", "solve_triangular", "solve_banded", "solve_sylvester", "qr", "eig",
+           "eigvals", "eigh", "eigvalsh", "schur", "svd", "svdvals", "norm", "pinv", "polar",
+           "sqrtm", "expm", "expm_frechet", "block_diag", "toeplitz", "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
 norm = nl.norm
@@ -199,3 +202,187 @@ def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
     nl._matrices("expm_frechet", a)
     frechet = L.expm_frechet(a, e)
     return (L.expm(a), frechet) if compute_expm else frechet
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """``(P, L, U)`` with ``a == P @ L @ U`` (``L`` unit lower m x k, ``U`` upper k x n,
+    ``k = min(m, n)``); ``(P @ L, U)`` with ``permute_l``; ``P`` as row indices
+    (``a == L[P] @ U``) with ``p_indices``. Differentiable in ``a`` (square or not), for
+    the pivot order of the point: L and U are smooth while the pivots do not change.
+
+    >>> P, L, U = tsl.lu(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> P @ L @ U
+    array([[1., 2.],
+           [3., 4.]])
+    """
+    tnp = _tnp()
+    (a,) = nl.inexact(a)
+    nl._matrices("lu", a, square=False)
+    packed, _, perm = L.lu(a)
+    m, n = _shape(a)[-2:]
+    k = min(m, n)
+    dt = aval_of(packed).dtype
+    low = tnp.add(tnp.tril(packed[..., :, :k], -1), np.eye(m, k, dtype=dt))
+    up = tnp.triu(packed[..., :k, :])
+    # perm lists, for each row of L U, the row of a it came from: a[perm] = L U
+    inverse = tnp.argsort(perm, axis=-1).astype(np.int32)
+    if permute_l:
+        return tnp.take_along_axis(low, tnp.expand_dims(inverse, -1), axis=-2), up
+    if p_indices:
+        return inverse, low, up
+    return L._mT(L._permutation_matrix(perm, m, dt)), low, up
+
+
+def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_finite=True):
+    """``(T, Z)`` with ``a == Z @ T @ Z^H``: ``T`` quasi-upper-triangular (``output='real'``,
+    2 x 2 blocks for complex pairs) or upper-triangular (``'complex'``). SciPy's values.
+    Not differentiable (the Schur vectors are not unique): differentiating raises
+    ``MissingRuleError``; ``eig`` or ``sqrtm`` are."""
+    if sort is not None:
+        raise UnsupportedError("schur(sort=...) is not supported", op="schur")
+    if output not in ("real", "complex", "r", "c"):
+        raise ValueError(f"argument must be 'real', or 'complex', got {output!r}")
+    (a,) = nl.inexact(a)
+    nl._matrices("schur", a)
+    cplx = output in ("complex", "c") or np.iscomplexobj(np.empty(0, aval_of(a).dtype))
+    t, z = L.schur(a, "complex" if cplx else "real")
+    return t, z
+
+
+def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
+        check_finite=True, homogeneous_eigvals=False):
+    """``(w, vr)`` (or ``w`` with ``right=False``) of general square matrices, complex
+    (see ``tnp.linalg.eig``); generalized problems and left vectors are not supported."""
+    if b is not None or left or homogeneous_eigvals:
+        raise UnsupportedError("eig: generalized problems, left eigenvectors and "
+                               "homogeneous eigenvalues are not supported", op="eig")
+    w, v = nl.eig(a)
+    return (w, v) if right else w
+
+
+def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals=False):
+    return eig(a, b, right=False, homogeneous_eigvals=homogeneous_eigvals)
+
+
+def sqrtm(A, disp=True, blocksize=64):
+    """The principal square root ``X`` (``X @ X == A``), SciPy's values (Schur method);
+    for a real ``A`` with no real root (negative eigenvalues) NaN, where SciPy returns a
+    complex result: pass a complex ``A`` for that one. Derivative: ``X dX + dX X = dA``
+    solved with ``solve_sylvester`` (needs no eigenvalue pair with ``sqrt(l_i) +
+    sqrt(l_j) == 0``).
+
+    >>> tsl.sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))
+    array([[2., 0.],
+           [0., 3.]])
+    """
+    (a,) = nl.inexact(A)
+    nl._matrices("sqrtm", a)
+    return L.sqrtm(a)
+
+
+def solve_sylvester(a, b, q):
+    """``x`` with ``a @ x + x @ b == q`` (Bartels-Stewart); differentiable in all three.
+
+    >>> tsl.solve_sylvester(np.eye(2), np.eye(2), np.eye(2))
+    array([[0.5, 0. ],
+           [0. , 0.5]])
+    """
+    a, b, q = nl.inexact(a, b, q)
+    nl._matrices("solve_sylvester", a)
+    nl._matrices("solve_sylvester", b)
+    return L.solve_sylvester(a, b, q)
+
+
+def polar(a, side="right"):
+    """``(u, p)`` with ``a == u @ p`` (``side='right'``, ``p = sqrtm(a^H a)``) or
+    ``a == p @ u`` (``'left'``), SciPy's values (through the SVD). Derivative for full-rank
+    ``a`` from ``p dp + dp p = d(a^H a)`` (a Sylvester equation: no division by gaps
+    between singular values, so repeated singular values, as of an orthogonal matrix,
+    are fine).
+
+    >>> u, p = tsl.polar(np.array([[0.0, 2.0], [3.0, 0.0]]))
+    >>> p
+    array([[3., 0.],
+           [0., 2.]])
+    """
+    if side not in ("right", "left"):
+        raise ValueError("`side` must be either 'right' or 'left'")
+    (a,) = nl.inexact(a)
+    nl._matrices("polar", a, square=False)
+    return tuple(L.polar(a, side))
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """``x`` with ``A x = b`` for ``A`` in banded storage, ``ab[u + i - j, j] == A[i, j]``
+    (SciPy's LAPACK gbsv/gtsv); ``b`` a vector or matrix. Differentiable in ``ab`` and
+    ``b`` at banded cost: ``dx`` solves ``A dx = db - dA x`` with the banded ``dA x``, and
+    reverse mode solves with ``A^T``'s banded storage.
+
+    >>> ab = np.array([[0.0, 1.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 0.0]])
+    >>> tsl.solve_banded((1, 1), ab, np.array([3.0, 4.0, 3.0]))
+    array([1., 1., 1.])
+    """
+    tnp = _tnp()
+    lower, upper = (int(v) for v in l_and_u)
+    ab, b = nl.inexact(ab, b)
+    vector = len(_shape(b)) == 1
+    if vector:
+        b = tnp.expand_dims(b, -1)
+    x = L.solve_banded(ab, b, lower, upper)
+    return x[..., 0] if vector else x
+
+
+def block_diag(*arrs):
+    """The block-diagonal matrix of ``arrs`` (0-d as 1 x 1, 1-d as one row), in their
+    promoted dtype, as ``scipy.linalg.block_diag``.
+
+    >>> tsl.block_diag(np.array([[1.0]]), np.array([2.0, 3.0]))
+    array([[1., 0., 0.],
+           [0., 2., 3.]])
+    """
+    tnp = _tnp()
+    if not arrs:
+        return np.empty((1, 0))
+    mats = [tnp.atleast_2d(tnp.asarray(x)) for x in arrs]
+    for i, m in enumerate(mats):
+        if len(_shape(m)) > 2:
+            raise ValueError(f"arguments in the following positions have dimension greater "
+                             f"than 2: [{i}]")
+    dt = tnp.result_type(*mats)
+    widths = [_shape(m)[1] for m in mats]
+    total = sum(widths)
+    rows, start = [], 0
+    for m, w in zip(mats, widths):
+        h = _shape(m)[0]
+        parts = [np.zeros((h, start), dt), tnp.asarray(m, dt),
+                 np.zeros((h, total - start - w), dt)]
+        rows.append(tnp.concatenate(parts, axis=1))
+        start += w
+    return tnp.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column ``c`` and first row ``r`` (default
+    ``conj(c)``; ``r[0]`` is ignored), batched over leading dims as SciPy 1.17.
+
+    >>> tsl.toeplitz(np.array([1.0, 2.0, 3.0]), np.array([1.0, 4.0]))
+    array([[1., 4.],
+           [2., 1.],
+           [3., 2.]])
+    """
+    tnp = _tnp()
+    c = tnp.asarray(c)
+    r = tnp.conj(c) if r is None else tnp.asarray(r)
+    c, r = tnp.atleast_1d(c), tnp.atleast_1d(r)
+    m, n = _shape(c)[-1], _shape(r)[-1]
+    batch = tuple(np.broadcast_shapes(_shape(c)[:-1], _shape(r)[:-1]))
+    c = tnp.broadcast_to(c, batch + (m,))
+    r = tnp.broadcast_to(r, batch + (n,))
+    # vals = (c reversed, r[1:]): entry (i, j) is vals[m - 1 - i + j]
+    vals = tnp.concatenate([tnp.flip(c, -1), r[..., 1:]], axis=-1)
+    index = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
+    return tnp.take(vals, index, axis=-1)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -1,0 +1,205 @@
+"""The linear algebra of issue 17: tnp.linalg.eig/eigvals/tensorsolve/tensorinv/cond/
+matrix_rank and tf_numba.scipy.linalg.lu/schur/sqrtm/polar/solve_sylvester/solve_banded/
+block_diag/toeplitz against NumPy/SciPy (batched), derivatives against finite differences
+to second order (and JAX's eig where installed), jit equal to eager."""
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+import tf_numba.scipy.linalg as tsl
+from tf_numba.errors import MissingRuleError
+
+from ad_checks import check_grads
+
+TL = tnp.linalg
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed + 7 * len(shape)).standard_normal(shape)
+
+
+def _per_matrix(fn, a):
+    return np.stack([fn(m) for m in a.reshape((-1,) + a.shape[-2:])]).reshape(
+        a.shape[:-2] + fn(a.reshape((-1,) + a.shape[-2:])[0]).shape)
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------- values
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_eig_and_eigvals_match_numpy_batched_and_complex(dtype):
+    a = rnd(2, 4, 4).astype(dtype)
+    if dtype == np.complex128:
+        a = a + 1j * rnd(2, 4, 4, seed=3)
+    w, v = TL.eig(a)
+    out = np.result_type(dtype, np.complex64)
+    assert w.dtype == v.dtype == out and w.shape == (2, 4) and v.shape == (2, 4, 4)
+    ref_w, ref_v = np.linalg.eig(a)
+    close(w, ref_w.astype(out), 1e-5 if dtype == np.float32 else 1e-12)
+    close(v, ref_v.astype(out), 1e-5 if dtype == np.float32 else 1e-12)
+    close(TL.eigvals(a), ref_w, 1e-5 if dtype == np.float32 else 1e-12)
+    close(tsl.eigvals(a), ref_w, 1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_lu_matches_scipy_for_square_tall_wide_and_batched():
+    for shape in ((4, 4), (5, 3), (3, 5), (2, 4, 4)):
+        a = rnd(*shape)
+        got = tsl.lu(a)
+        for g, w in zip(got, _lu_ref(a)):
+            close(g, w)
+        close(tsl.lu(a, permute_l=True)[0], _per_matrix(lambda m: sl.lu(m, permute_l=True)[0],
+                                                        a))
+        if len(shape) == 2:
+            np.testing.assert_array_equal(tsl.lu(a, p_indices=True)[0],
+                                          sl.lu(a, p_indices=True)[0])
+
+
+def _lu_ref(a):
+    return [_per_matrix(lambda m, k=k: sl.lu(m)[k], a) for k in range(3)]
+
+
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_schur_matches_scipy(output):
+    a = rnd(2, 4, 4)
+    t, z = tsl.schur(a, output)
+    close(t, _per_matrix(lambda m: sl.schur(m, output)[0], a))
+    close(z, _per_matrix(lambda m: sl.schur(m, output)[1], a))
+    close(z @ t @ np.conj(np.swapaxes(z, -1, -2)), a)
+
+
+def test_sqrtm_polar_sylvester_banded_match_scipy():
+    a = rnd(3, 3)
+    s = a @ a.T + np.eye(3)
+    close(tsl.sqrtm(s), sl.sqrtm(s))
+    assert np.all(np.isnan(tsl.sqrtm(-s)))      # SciPy: complex; a real op: NaN
+    close(tsl.sqrtm(-s + 0j), sl.sqrtm(-s + 0j))
+    for side in ("right", "left"):
+        for shape in ((4, 4), (5, 3), (3, 5)):
+            b = rnd(*shape)
+            for got, want in zip(tsl.polar(b, side), sl.polar(b, side)):
+                close(got, want)
+    b, q = rnd(2, 2, seed=1) + 3 * np.eye(2), rnd(3, 2, seed=2)
+    close(tsl.solve_sylvester(s, b, q), sl.solve_sylvester(s, b, q))
+    ab, rhs = rnd(4, 6), rnd(6)
+    close(tsl.solve_banded((1, 2), ab, rhs), sl.solve_banded((1, 2), ab, rhs))
+    close(tsl.solve_banded((1, 2), ab, rnd(6, 2)), sl.solve_banded((1, 2), ab, rnd(6, 2)))
+    close(tsl.solve_banded((0, 0), ab[:1], rhs), sl.solve_banded((0, 0), ab[:1], rhs))
+
+
+def test_block_diag_and_toeplitz_match_scipy():
+    parts = (np.array([[1.0, 2.0]]), np.array([3, 4]), np.float32(5), np.ones((2, 3)))
+    got, want = tsl.block_diag(*parts), sl.block_diag(*parts)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tsl.block_diag(), sl.block_diag())
+    c, r = np.array([1.0, 2.0, 3.0]), np.array([9.0, 4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(tsl.toeplitz(c, r), sl.toeplitz(c, r))
+    np.testing.assert_array_equal(tsl.toeplitz(c * 1j + 1), sl.toeplitz(c * 1j + 1))
+    batch_c = rnd(2, 3)
+    np.testing.assert_array_equal(tsl.toeplitz(batch_c, r), sl.toeplitz(batch_c, r))
+
+
+def test_tensorsolve_tensorinv_cond_matrix_rank_match_numpy():
+    a, b = rnd(2, 3, 6), rnd(2, 3)
+    a = a.reshape(2, 3, 2, 3)
+    close(TL.tensorsolve(a, b), np.linalg.tensorsolve(a, b))
+    moved = np.moveaxis(a, 0, 3)
+    close(TL.tensorsolve(moved, rnd(3, 2), axes=(0,)),
+          np.linalg.tensorsolve(moved, rnd(3, 2), axes=(0,)))
+    t = rnd(4, 6, 8, 3)
+    close(TL.tensorinv(t), np.linalg.tensorinv(t))
+    x = rnd(3, 4, 4)
+    for p in (None, 2, -2, 1, -1, np.inf, -np.inf, "fro", "nuc"):
+        close(TL.cond(x, p), np.linalg.cond(x, p))
+    close(TL.cond(rnd(3, 5)), np.linalg.cond(rnd(3, 5)))
+    low = rnd(5, 2) @ rnd(2, 4)
+    for m in (low, np.ones((3, 3)), np.zeros((2, 2)), rnd(2, 3, 3)):
+        np.testing.assert_array_equal(TL.matrix_rank(m), np.linalg.matrix_rank(m))
+    assert TL.matrix_rank(low, tol=1e-30) == np.linalg.matrix_rank(low, tol=1e-30)
+    assert TL.matrix_rank(np.zeros(3)) == 0 and TL.matrix_rank(np.ones(3)) == 1
+    with pytest.raises(np.linalg.LinAlgError, match="tensorsolve"):
+        TL.tensorsolve(rnd(2, 3, 4), rnd(2, 3))
+
+
+# ---------------------------------------------------------------- derivatives
+
+def _eig_invariants(a):
+    """Functions of eig that do not depend on LAPACK's choice of eigenvector phase."""
+    w, v = TL.eig(a)
+    weights = np.arange(1.0, 1 + a.shape[-1])
+    return (tnp.real(w) * weights, tnp.imag(w) ** 2, tnp.abs(v) ** 2)
+
+
+GRAD_CASES = [
+    ("eig", _eig_invariants, lambda: (rnd(4, 4),)),
+    ("eig batched", _eig_invariants, lambda: (rnd(2, 3, 3),)),
+    ("eigvals", lambda a: TL.eigvals(a) * np.array([1.0, 2j, 3.0]), lambda: (rnd(3, 3),)),
+    ("lu square", lambda a: tsl.lu(a)[1:], lambda: (rnd(4, 4),)),
+    ("lu tall", lambda a: tsl.lu(a)[1:], lambda: (rnd(5, 3),)),
+    ("lu wide", lambda a: tsl.lu(a)[1:], lambda: (rnd(3, 5),)),
+    ("sqrtm", tsl.sqrtm, lambda: (rnd(3, 3) @ rnd(3, 3).T + np.eye(3),)),
+    ("sqrtm general", tsl.sqrtm, lambda: (rnd(3, 3) + 4 * np.eye(3),)),
+    ("solve_sylvester", tsl.solve_sylvester,
+     lambda: (rnd(3, 3) + 3 * np.eye(3), rnd(2, 2, seed=1) + 3 * np.eye(2), rnd(3, 2))),
+    ("polar right", tsl.polar, lambda: (rnd(4, 3),)),
+    ("polar left", lambda a: tsl.polar(a, "left"), lambda: (rnd(3, 4),)),
+    ("polar orthogonal", tsl.polar, lambda: (np.linalg.qr(rnd(3, 3))[0],)),
+    ("solve_banded", lambda ab, b: tsl.solve_banded((1, 2), ab, b),
+     lambda: (rnd(4, 5) + np.array([[0], [0], [4], [0]]), rnd(5, 2))),
+    ("solve_banded vector", lambda ab, b: tsl.solve_banded((2, 0), ab, b),
+     lambda: (rnd(3, 4) + np.array([[3], [0], [0]]), rnd(4))),
+    ("block_diag", lambda x, y: tsl.block_diag(x, y), lambda: (rnd(2, 2), rnd(3))),
+    ("toeplitz", tsl.toeplitz, lambda: (rnd(3), rnd(4))),
+    ("tensorsolve", TL.tensorsolve, lambda: (rnd(6, 6).reshape(2, 3, 2, 3) + np.eye(6).reshape(
+        2, 3, 2, 3) * 3, rnd(2, 3))),
+    ("tensorinv", TL.tensorinv, lambda: ((rnd(6, 6) + 3 * np.eye(6)).reshape(2, 3, 6),)),
+    ("cond", TL.cond, lambda: (rnd(3, 3),)),
+    ("cond fro", lambda a: TL.cond(a, "fro"), lambda: (rnd(3, 3),)),
+]
+
+
+@pytest.mark.parametrize("name, fn, make", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_derivatives_to_second_order(name, fn, make):
+    check_grads(fn, make(), order=2, rtol=1e-5, atol=1e-5)
+
+
+def test_eig_gradient_matches_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    a = rnd(4, 4)
+
+    def loss(lib, eig):
+        def f(m):
+            w, v = eig(m)
+            return lib.sum(lib.real(w) ** 3 + lib.imag(w) ** 2) + lib.sum(lib.abs(v) ** 2 * a)
+        return f
+    got = tf.grad(loss(tnp, TL.eig))(a)
+    def jax_eig(m):     # JAX asks for an opt-in to eigenvector derivatives
+        return jax.lax.linalg.eig(m, compute_left_eigenvectors=False,
+                                  enable_eigvec_derivs=True)
+    want = jax.grad(loss(jnp, jax_eig))(a)
+    close(got, np.asarray(want), 1e-9)
+
+
+def test_schur_derivative_is_missing_rule_error():
+    with pytest.raises(MissingRuleError, match="schur"):
+        tf.grad(lambda a: tnp.sum(tsl.schur(a)[0]))(rnd(3, 3))
+
+
+def test_jit_equals_eager():
+    def f(a, ab, b):
+        w, v = TL.eig(a)
+        return (tnp.sum(tnp.abs(v) ** 2 * a) + tnp.sum(tnp.real(w))
+                + tnp.sum(tsl.sqrtm(a @ a.T + tnp.eye(3)))
+                + tnp.sum(tsl.solve_banded((1, 1), ab, b)) + tnp.sum(tsl.lu(a)[2]))
+    args = (rnd(3, 3), rnd(3, 3) + np.array([[0], [4], [0]]), rnd(3))
+    close(tf.jit(f, tiered=False)(*args), f(*args), 1e-12)
+    g = tf.grad(f, argnums=(0, 1, 2))
+    for got, want in zip(tf.jit(g, tiered=False)(*args), g(*args)):
+        close(got, want, 1e-10)

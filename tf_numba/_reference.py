@@ -1,0 +1,150 @@
+"""``docs/reference.md``, generated from the code: every public name of tf_numba's public
+modules, with a one-line description taken from its docstring.
+
+A module is public when it is one of ``ROOTS`` or is named in the ``__all__`` of a public
+module (``tf.lax``, ``tnp.linalg``, ``tf.scipy.special``, ...); its public names are its
+``__all__``. ``PUBLIC_MODULES`` lists them all; ``tests/test_reference.py`` checks that each
+has an ``__all__``, that ``dir()`` shows nothing else (``core/public.py``), and that the
+committed page is what ``render()`` gives.
+
+    python -m tf_numba._reference            # rewrite docs/reference.md
+    python -m tf_numba._reference --check    # exit 1 if it is stale
+"""
+import importlib
+import inspect
+import pathlib
+import sys
+import types
+
+PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "reference.md"
+# the modules a user imports by name; the others are found through their __all__
+ROOTS = ("tf_numba", "tf_numba.numpy", "tf_numba.scipy")
+# how the page spells each root, as the README imports them
+ALIASES = {"tf_numba": "tf", "tf_numba.numpy": "tnp"}
+MAX_DESCRIPTION = 150
+
+
+def public_modules():
+    """Every public module, roots first, each once, in the order they are reached."""
+    found, queue = [], [importlib.import_module(name) for name in ROOTS]
+    while queue:
+        module = queue.pop(0)
+        if module in found:
+            continue
+        found.append(module)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name, None)
+            if isinstance(value, types.ModuleType) and value.__name__.startswith("tf_numba"):
+                queue.append(value)
+    return found
+
+
+def _spelled(module_name):
+    for root, alias in sorted(ALIASES.items(), key=lambda item: -len(item[0])):
+        if module_name == root:
+            return alias
+        if module_name.startswith(root + "."):
+            return alias + module_name[len(root):]
+    return "tf" + module_name[len("tf_numba"):]
+
+
+def _first_sentence(doc):
+    """The docstring's first sentence (of its first paragraph), on one line."""
+    lines = []
+    for line in inspect.cleandoc(doc).splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    text = " ".join(lines)
+    head, colon, rest = text.partition(": ")
+    if colon and " " not in head:       # "``tf_numba.numpy``: the NumPy namespace ..."
+        text = rest[:1].upper() + rest[1:]
+    for end in (". ", ": "):
+        cut = text.find(end)
+        if 0 < cut < MAX_DESCRIPTION:
+            text = text[:cut + 1]
+            break
+    if len(text) > MAX_DESCRIPTION:
+        text = text[:MAX_DESCRIPTION - 3].rstrip() + "..."
+    return text.rstrip(":")
+
+
+def _mirrored(module_name, name):
+    """``numpy.fft.fft2`` for ``tnp.fft.fft2`` (``scipy.linalg.det`` for
+    ``tf.scipy.linalg.det``) when that library has the name; None otherwise."""
+    for ours, theirs in (("tf_numba.numpy", "numpy"), ("tf_numba.scipy", "scipy")):
+        if module_name == ours or module_name.startswith(ours + "."):
+            path = theirs + module_name[len(ours):]
+            try:
+                found = getattr(importlib.import_module(path), name, None)
+            except ImportError:
+                return None
+            return f"{path}.{name}" if found is not None else None
+    return None
+
+
+def describe(value, module_name="", name=""):
+    """(kind, one line) for a public value (``name`` of module ``module_name``)."""
+    if isinstance(value, types.ModuleType):
+        return "module", _first_sentence(value.__doc__ or "") or "(no docstring)"
+    own = getattr(value, "__module__", None) or ""
+    if isinstance(value, type) and not own.startswith("tf_numba"):
+        return "type", f"NumPy's `{value.__name__}` (the same object)"
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return "constant", f"`{value!r}`"
+    if not callable(value):         # an instance (a distribution object): its class says
+        doc = type(value).__doc__
+        return "object", _first_sentence(doc) if doc else f"a `{type(value).__name__}`"
+    kind = "class" if isinstance(value, type) else "function"
+    if not own.startswith("tf_numba") and own:
+        return kind, f"`{own}.{getattr(value, '__name__', '')}` (the same object)"
+    if value.__doc__:
+        return kind, _first_sentence(value.__doc__)
+    mirrored = _mirrored(module_name, name)
+    return kind, f"As `{mirrored}`." if mirrored else "(no docstring)"
+
+
+def _cell(text):
+    return text.replace("|", "\\|").replace("``", "`")
+
+
+def render():
+    """The text of docs/reference.md."""
+    modules = public_modules()
+    out = ["# tf_numba reference", "",
+           "Every public name, with the first sentence of its docstring. Generated from the "
+           "code by `python -m tf_numba._reference` (`tests/test_reference.py` checks that "
+           "this page is current); `help(name)` has the rest. `tf` is `import tf_numba as "
+           "tf`, `tnp` is `import tf_numba.numpy as tnp`; `tf.scipy` needs `import "
+           "tf_numba.scipy`. `docs/scipy.md` details accuracy and derivatives of "
+           "`tf.scipy`.", "", "## Modules", ""]
+    for module in modules:
+        name = _spelled(module.__name__)
+        out.append(f"- [`{name}`](#{name.replace('.', '')}): "
+                   f"{_cell(describe(module)[1])} ({len(module.__all__)} names)")
+    for module in modules:
+        name = _spelled(module.__name__)
+        out += ["", f"## {name}", "", f"`{module.__name__}`: {_cell(describe(module)[1])}",
+                "", "| name | kind | what it is |", "| --- | --- | --- |"]
+        for public in sorted(module.__all__, key=lambda n: (n.lower(), n)):
+            kind, line = describe(getattr(module, public), module.__name__, public)
+            out.append(f"| `{name}.{public}` | {kind} | {_cell(line)} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    text = render()
+    if "--check" in argv:
+        current = PAGE.read_text() if PAGE.exists() else ""
+        if current != text:
+            print(f"{PAGE} is stale: run python -m tf_numba._reference", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.parent.mkdir(exist_ok=True)
+    PAGE.write_text(text)
+    print(f"wrote {PAGE} ({text.count(chr(10))} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

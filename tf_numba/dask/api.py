@@ -1,0 +1,333 @@
+"""``map_blocks``, ``vmap`` and data-parallel ``value_and_grad`` over Dask arrays.
+
+Each call traces the user's function on block avals (``blocks.BlockPrograms``), checks
+every block's shapes against the program there, and builds a Dask graph whose tasks carry
+the program (``worker.ShippedProgram``), not the Python function. Arguments that are not
+Dask arrays, and arrays the function closes over, are one graph key each (sent to a
+worker once, not pickled into every task); ``value_and_grad`` scatters them to every
+worker of a ``distributed`` client instead, once per call.
+"""
+import functools
+import operator
+import weakref
+
+import numpy as np
+
+from .. import api
+from ..core import pytree
+from ..errors import ShapeError, TfNumbaError, UnsupportedError
+from .blocks import BlockPrograms, Grid, is_dask_array
+from .worker import add_parts, run_block, run_block_single, run_block_weighted
+
+
+class BlockRun:
+    """A task's callable: one shipped program, the block it runs on (for errors) and,
+    for a gradient's share of a mean, its weight."""
+    __slots__ = ("shipped", "block", "weight", "single")
+
+    def __init__(self, shipped, block, weight=None, single=False):
+        self.shipped, self.block, self.weight, self.single = shipped, block, weight, single
+
+    def __call__(self, *inputs):
+        if self.weight is not None:
+            return run_block_weighted(self.shipped, self.block, self.weight, *inputs)
+        if self.single:
+            return run_block_single(self.shipped, self.block, *inputs)
+        return run_block(self.shipped, self.block, *inputs)
+
+    def __reduce__(self):
+        return BlockRun, (self.shipped, self.block, self.weight, self.single)
+
+
+class _Inputs:
+    """Graph keys of the values passed whole to every block, each added once: a literal
+    key of the graph, or with a ``distributed`` client a future scattered to every
+    worker (all of a call's values in one ``scatter``)."""
+
+    def __init__(self, graph, token, values, client=None):
+        unique = list({id(v): v for v in values}.values())
+        if client is not None:
+            # hash=False: a fresh key each call; a content-hashed key can name data that
+            # the previous call's futures are releasing right now ("could not find data")
+            refs = client.scatter(unique, broadcast=True, hash=False) if unique else []
+        else:
+            refs = [(f"tfn-input-{token}", k) for k in range(len(unique))]
+            graph.update(zip(refs, unique))
+        self._refs = {id(v): r for v, r in zip(unique, refs)}
+        self._keep = unique        # the ids above stay valid while the graph is built
+
+    def ref(self, value):
+        return self._refs[id(value)]
+
+
+def _as_input(leaf):
+    """A leaf passed whole, as the array the program's input takes."""
+    aval = api._aval(api._as_array(leaf))
+    return np.asarray(leaf, aval.dtype)
+
+
+def _split_leaves(leaves):
+    """(Dask arrays, per leaf the index of its Dask array or None)."""
+    arrays, index = [], []
+    for leaf in leaves:
+        if is_dask_array(leaf):
+            index.append(len(arrays))
+            arrays.append(leaf)
+        else:
+            index.append(None)
+    return arrays, index
+
+
+def _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=None, single=False,
+           client=None):
+    """{cell: task} for every block: the shipped program on its block keys and inputs."""
+    passed = {i: _as_input(leaf) for i, (leaf, j) in enumerate(zip(leaves, dask_leaves))
+              if j is None}
+    classes = {cell: programs.for_cell(cell)[0] for cell in grid.cells()}
+    consts = [c for cls in classes.values() for c in cls.consts]
+    inputs = _Inputs(graph, token, list(passed.values()) + consts, client)
+    tasks = {}
+    for cell, cls in classes.items():
+        args = [grid.block_key(j, cell) if j is not None else inputs.ref(passed[i])
+                for i, j in enumerate(dask_leaves)]
+        args += [inputs.ref(c) for c in cls.consts]
+        weight = None if weights is None else weights[cell]
+        tasks[cell] = (BlockRun(cls.shipped, grid.label(cell), weight, single), *args)
+    return tasks
+
+
+def _output_chunks(grid, programs, k):
+    """The chunks of output ``k``: along the grid's axes from the blocks' output shapes,
+    then one chunk per extra trailing axis. ShapeError if the blocks do not form a grid."""
+    shapes = {cell: programs.for_cell(cell)[1][k] for cell in grid.cells()}
+    first = shapes[(0,) * grid.ndim]
+    if len(first) < grid.ndim:
+        raise UnsupportedError(
+            f"output {k} of a block has rank {len(first)} (shape {first}), the blocks have "
+            f"rank {grid.ndim}: a blockwise output keeps the rank of the blocks (reduce "
+            "with keepdims=True, or combine the blocks with Dask afterwards)")
+    chunks = [tuple(shapes[tuple(i if a == axis else 0 for a in range(grid.ndim))][axis]
+                    for i in range(grid.numblocks[axis])) for axis in range(grid.ndim)]
+    chunks += [(d,) for d in first[grid.ndim:]]
+    for cell, shape in shapes.items():
+        expected = tuple(chunks[a][cell[a]] if a < grid.ndim else chunks[a][0]
+                         for a in range(len(chunks)))
+        if tuple(shape) != expected:
+            raise ShapeError(
+                f"output {k} of {grid.label(cell)} has shape {tuple(shape)}, but the blocks "
+                f"beside it need {expected} there to form a grid", op="tf_numba.dask")
+    return tuple(chunks)
+
+
+def _arrays(prefix, fn, leaves, in_tree, grid, traces):
+    """The Dask arrays (in ``fn``'s output structure) of ``fn`` applied to every block."""
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+    _, dask_leaves = _split_leaves(leaves)
+    programs = BlockPrograms(fn, leaves, in_tree, dask_leaves, grid, traces)
+    cells = grid.cells()
+    for cell in cells:
+        programs.for_cell(cell)         # every trace and guard check before the graph
+    n_out = programs.out_tree.num_leaves
+    chunks = [_output_chunks(grid, programs, k) for k in range(n_out)]
+    fingerprints = sorted({programs.for_cell(c)[0].shipped.fingerprint for c in cells})
+    token = tokenize(prefix, [a.name for a in grid.arrays], fingerprints,
+                     [leaf for leaf, j in zip(leaves, dask_leaves) if j is None])
+    graph = {}
+    tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, single=n_out == 1)
+    names = [f"{prefix}-{k}-{token}" for k in range(n_out)]
+    avals = programs.for_cell(cells[0])[0].out_avals
+    for cell, task in tasks.items():
+        if n_out == 1:
+            graph[(names[0],) + cell + (0,) * (len(chunks[0]) - grid.ndim)] = task
+            continue
+        graph[(f"{prefix}-{token}",) + cell] = task
+        for k in range(n_out):
+            pad = (0,) * (len(chunks[k]) - grid.ndim)
+            graph[(names[k],) + cell + pad] = (operator.getitem, (f"{prefix}-{token}",) + cell,
+                                               k)
+    outs = []
+    for k in range(n_out):
+        layer = HighLevelGraph.from_collections(names[k], graph, dependencies=grid.arrays)
+        outs.append(da.Array(layer, names[k], chunks[k],
+                             meta=np.empty((0,) * len(chunks[k]), avals[k].dtype)))
+    return pytree.unflatten(programs.out_tree, outs)
+
+
+# ---------------------------------------------------------------- the public functions
+
+def map_blocks(f, *args):
+    """``f`` applied to every block of the Dask arrays among ``args``: a Dask array (or
+    the pytree of them that ``f`` returns).
+
+    Blocks line up as in ``dask.array.map_blocks`` (chunks unified, size-1 axes broadcast);
+    other arguments are passed whole to every block. The output chunks come from tracing
+    ``f`` on the blocks' shapes, once for all blocks when their leading length can stay
+    symbolic, else once per shape class; a block whose shapes break the program raises
+    the ShapeError that preparing the program for it would, naming the block, here.
+
+    >>> x = dask.array.ones((10, 3), chunks=(4, 3))
+    >>> tf.dask.map_blocks(lambda b, w: tnp.tanh(b * w), x, np.arange(3.0)).compute()
+    """
+    leaves, in_tree = pytree.flatten(args)
+    arrays, _ = _split_leaves(leaves)
+    try:
+        traces = _MAP_BLOCKS_TRACES.setdefault(f, {})
+    except TypeError:           # not weakly referenceable: trace every call
+        traces = {}
+    return _arrays("tfn-map-blocks", f, leaves, in_tree, Grid(arrays, rows_only=False),
+                   traces)
+
+
+_MAP_BLOCKS_TRACES = weakref.WeakKeyDictionary()    # f -> its traces (blocks.BlockPrograms)
+
+
+def _per_arg(spec, args, what):
+    if isinstance(spec, (tuple, list)):
+        if len(spec) != len(args):
+            raise TfNumbaError(f"tf_numba.dask {what} has {len(spec)} entries but the "
+                               f"function was called with {len(args)} positional arguments")
+        return tuple(spec)
+    return (spec,) * len(args)
+
+
+def _rows_args(args, mapped, what):
+    """``args`` with the leaves of the mapped arguments as Dask arrays (NumPy ones chunked
+    like the first Dask array); the others checked not to be Dask arrays."""
+    import dask.array as da
+    leaves = [pytree.flatten(a)[0] for a in args]
+    first = next((x for m, ls in zip(mapped, leaves) if m for x in ls if is_dask_array(x)),
+                 None)
+    if first is None:
+        raise UnsupportedError(f"tf_numba.dask.{what} needs a Dask array among the "
+                               "arguments it maps over")
+    out = []
+    for i, (a, m, ls) in enumerate(zip(args, mapped, leaves)):
+        if not m:
+            if any(is_dask_array(x) for x in ls):
+                raise UnsupportedError(
+                    f"argument {i} of tf_numba.dask.{what} holds a Dask array but is not "
+                    "mapped over; compute it first, or map over it")
+            out.append(a)
+            continue
+        out.append(pytree.tree_map(
+            lambda x: x if is_dask_array(x) else da.from_array(
+                np.asarray(x), chunks=(first.chunks[0],) + (-1,) * (np.ndim(x) - 1)), a))
+    return out
+
+
+def vmap(f, in_axes=0):
+    """``tf_numba.vmap(f, in_axes)`` over the chunked leading axis of Dask arrays: vmap
+    inside each block of rows, outputs Dask arrays chunked like the rows.
+
+    ``in_axes``: 0 (mapped over rows) or None (passed whole), for all arguments or one
+    entry per positional argument. Mapped arguments are Dask arrays (or NumPy arrays,
+    chunked like the first Dask array); their row chunks become those of the first.
+
+    >>> norms = tf.dask.vmap(lambda w, x: tnp.sum((x * w) ** 2), in_axes=(None, 0))(w, X)
+    """
+    traces = {}
+
+    @functools.wraps(f)
+    def mapped(*args):
+        axes = _per_arg(in_axes, args, "vmap in_axes")
+        for i, ax in enumerate(axes):
+            if ax not in (0, None):
+                raise UnsupportedError(
+                    f"tf_numba.dask.vmap maps over the leading (chunked) axis: in_axes entry "
+                    f"{i} is {ax!r}, use 0 or None (move the axis to the front first)")
+        args = _rows_args(args, [ax == 0 for ax in axes], "vmap")
+        leaves, in_tree = pytree.flatten(tuple(args))
+        arrays, _ = _split_leaves(leaves)
+        block_fn = api.vmap(f, in_axes=axes)
+        return _arrays("tfn-vmap", block_fn, leaves, in_tree, Grid(arrays, rows_only=True),
+                       traces.setdefault(axes, {}))
+    return mapped
+
+
+def _current_client():
+    """The ``distributed`` client whose scheduler Dask would compute with now, or None
+    (the threaded scheduler, or ``dask.config.set(scheduler="threads")`` over a client)."""
+    import dask.base
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    try:
+        from distributed import Client
+    except ImportError:
+        return None
+    return client if isinstance(client, Client) else None
+
+
+def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
+    """``tf_numba.value_and_grad(loss, argnums)`` of a loss that is a mean (or, with
+    ``reduction="sum"``, a sum) over the rows of the Dask arrays at ``data_argnums``.
+
+    Each block of rows computes its value and gradient; the blocks' results, weighted by
+    their share of the rows (n_b / N: a mean over uneven chunks weighs every row alike,
+    as on one machine; the sums differ from one machine's by rounding only), are combined
+    by a tree reduction (``split_every`` from Dask's config, default 4). Returns
+    ``(value, grads)`` as NumPy values, like ``tf_numba.value_and_grad``. With a
+    ``distributed`` client the other arguments (the parameters) are scattered to every
+    worker once per call.
+
+    >>> vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
+    >>> value, g = vg(w, X, y)             # X, y: Dask arrays with the same rows
+    """
+    if reduction not in ("mean", "sum"):
+        raise TfNumbaError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
+
+    traces = {}
+
+    @functools.wraps(loss)
+    def value_and_grad_fn(*args):
+        nums = api._normalize_argnums(argnums, len(args))
+        data = api._normalize_argnums(data_argnums, len(args), "data_argnums")
+        both = sorted(set(nums) & set(data))
+        if both:
+            raise TfNumbaError(f"arguments {both} are in both argnums and data_argnums: "
+                               "gradients are taken with respect to parameters, not data")
+        args = _rows_args(args, [i in data for i in range(len(args))], "value_and_grad")
+        leaves, in_tree = pytree.flatten(tuple(args))
+        arrays, dask_leaves = _split_leaves(leaves)
+        grid = Grid(arrays, rows_only=True)
+        programs = BlockPrograms(api.value_and_grad(loss, argnums), leaves, in_tree,
+                                 dask_leaves, grid, traces)
+        total = sum(grid.chunks[0])
+        weights = {cell: 1 if reduction == "sum" else grid.chunks[0][cell[0]] / total
+                   for cell in grid.cells()}
+        flat = _reduce(programs, grid, leaves, dask_leaves, weights)
+        return pytree.unflatten(programs.out_tree, flat)
+    return value_and_grad_fn
+
+
+def _reduce(programs, grid, leaves, dask_leaves, weights):
+    """The weighted sum over blocks of the programs' outputs, by a tree reduction."""
+    import dask
+    from dask.base import tokenize
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+    for cell in grid.cells():
+        programs.for_cell(cell)         # every trace and guard check before the graph
+    token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays],
+                     [leaf for leaf, j in zip(leaves, dask_leaves) if j is None], weights)
+    graph = {}
+    tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
+                   client=_current_client())
+    level = []
+    for cell, task in tasks.items():
+        key = (f"tfn-block-{token}", len(level))
+        graph[key] = task
+        level.append(key)
+    fan_in = dask.config.get("split_every", None)
+    fan_in = fan_in if isinstance(fan_in, int) and fan_in >= 2 else 4
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        groups = [level[i:i + fan_in] for i in range(0, len(level), fan_in)]
+        level = []
+        for group in groups:
+            key = (f"tfn-combine-{depth}-{token}", len(level))
+            graph[key] = (add_parts, *group)
+            level.append(key)
+    layer = HighLevelGraph.from_collections(level[0][0], graph, dependencies=grid.arrays)
+    return list(Delayed(level[0], layer, layer=level[0][0]).compute())

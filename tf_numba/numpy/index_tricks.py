@@ -1,0 +1,108 @@
+"""NumPy's index tricks: ``r_`` and ``c_`` (concatenation by slicing syntax) and
+``fill_diagonal`` (which returns a new array, as ``jax.numpy.fill_diagonal``).
+
+>>> tnp.r_[1:4, 0, np.array([7.0, 8.0])]
+array([1., 2., 3., 0., 7., 8.])
+"""
+import numpy as np
+
+from ..errors import TfNumbaError, UnsupportedError
+from ..ops import layout
+from . import _promote as P
+
+__all__ = ["r_", "c_", "fill_diagonal"]
+
+
+class AxisConcatenator:
+    """``r_``/``c_``: ``obj[a, b:c:d, ...]`` concatenates its items along ``axis``; a slice
+    is an ``arange`` (a complex step ``5j`` a ``linspace`` of 5 points); a leading string
+    ``"axis,ndmin,trans1d"`` changes the three settings, as NumPy's."""
+
+    def __init__(self, axis, ndmin, trans1d):
+        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        from . import creation, manipulation
+        key = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        items = []
+        for k, item in enumerate(key):
+            if isinstance(item, str):
+                if k != 0 or item in ("r", "c"):
+                    raise UnsupportedError(f"r_/c_: the directive {item!r} is not supported "
+                                           "(matrix results, or a string not in front)",
+                                           op="r_")
+                parts = [int(p) for p in item.split(",")]
+                axis, ndmin, trans1d = (parts + [ndmin, trans1d][len(parts) - 1:])[:3]
+                continue
+            if isinstance(item, slice):
+                start = 0 if item.start is None else item.start
+                step = 1 if item.step is None else item.step
+                if isinstance(step, complex):
+                    arr = creation.linspace(start, item.stop, int(abs(step)))
+                else:
+                    arr = creation.arange(start, item.stop, step)
+            else:
+                arr = P.as_array(item)
+            items.append(self._widened(arr, ndmin, trans1d))
+        if not items:
+            raise TfNumbaError("r_/c_ need at least one item", op="r_")
+        return manipulation.concatenate(items, axis=axis)
+
+    @staticmethod
+    def _widened(arr, ndmin, trans1d):
+        """NumPy's ``array(item, ndmin=ndmin)`` then the ``trans1d`` move of the item's
+        own dims."""
+        shape = P.shape_of(arr)
+        if len(shape) >= ndmin:
+            return arr
+        extra = ndmin - len(shape)
+        arr = layout.reshape(arr, (1,) * extra + shape)
+        if trans1d == -1:
+            return arr
+        k1 = trans1d if trans1d >= 0 else ndmin + trans1d
+        axes = list(range(ndmin))
+        perm = axes[:k1] + axes[extra:] + axes[k1:extra]
+        return layout.transpose(arr, perm)
+
+
+r_ = AxisConcatenator(0, 1, -1)
+c_ = AxisConcatenator(-1, 2, 0)
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """``a`` with its main diagonal set to ``val`` (repeated as needed), as
+    ``jax.numpy.fill_diagonal``: arrays are never modified, so pass ``inplace=False`` and
+    use the result. For a tall 2-D ``a``, ``wrap=True`` restarts the diagonal every
+    ``n + 1`` rows as NumPy does.
+
+    >>> tnp.fill_diagonal(np.zeros((2, 3)), 5.0, inplace=False)
+    array([[5., 0., 0.],
+           [0., 5., 0.]])
+    """
+    from . import manipulation
+    from .indexing import at
+    if inplace:
+        raise TfNumbaError("fill_diagonal cannot modify its argument (tf_numba never changes "
+                           "an array in place): call fill_diagonal(a, val, inplace=False) and "
+                           "use the array it returns", op="fill_diagonal")
+    a = P.as_array(a)
+    shape = P.shape_of(a)
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise TfNumbaError(f"fill_diagonal needs a 2-D array or one whose dims are all "
+                           f"equal, got shape {shape}", op="fill_diagonal")
+    total = int(np.prod(shape))
+    if len(shape) == 2:
+        step = shape[1] + 1
+        end = total if wrap else min(shape[0], shape[1]) * shape[1]
+    else:
+        step = 1 + int(np.sum(np.cumprod(shape[:-1])))
+        end = total
+    where = np.arange(0, end, step)
+    values = manipulation.ravel(P.cast(P.as_array(val), P.dtype_of(a)))
+    count = P.shape_of(values)[0]
+    if count == 0:
+        return a
+    values = manipulation.tile(values, -(-len(where) // count))
+    values = layout.slice_in_dim(values, 0, len(where), 1, 0)
+    return layout.reshape(at(manipulation.ravel(a))[where].set(values), shape)

@@ -1,0 +1,324 @@
+"""Optimizers as ``jax.example_libraries.optimizers``: each is an ``(init, update,
+get_params)`` triple over any pytree of parameters, whose state is a pytree of arrays, so
+``update`` can be jitted. Step sizes are numbers or schedules ``step -> step size``.
+
+>>> opt_init, opt_update, get_params = adam(1e-3)
+>>> state = opt_init({"w": np.zeros(3), "b": 0.0})
+>>> step = tf.jit(lambda i, state, x: opt_update(i, tf.grad(loss)(get_params(state), x), state))
+>>> for i in range(100):
+...     state = step(i, state, x)
+"""
+import collections
+import functools
+import math
+
+import numpy as np
+
+from . import numpy as tnp
+from .core import pytree
+from .errors import PytreeError
+
+__all__ = ["Optimizer", "OptimizerState", "adagrad", "adam", "adamw", "clip_by_global_norm",
+           "clip_grads", "constant", "cosine_decay", "exponential_decay",
+           "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov",
+           "optimizer", "piecewise_constant", "polynomial_decay", "rmsprop", "sgd", "warmup"]
+
+Optimizer = collections.namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
+
+
+class OptimizerState(collections.namedtuple("OptimizerState",
+                                            ["packed_state", "tree_def", "subtree_defs"])):
+    """An optimizer's state: the flattened per-parameter states (the pytree's children,
+    arrays) and the structures that unflatten them (static, part of its tree structure)."""
+
+
+pytree.register_pytree_node(
+    OptimizerState, lambda s: ((s.packed_state,), (s.tree_def, s.subtree_defs)),
+    lambda aux, children: OptimizerState(children[0], *aux))
+
+
+# ---------------------------------------------------------------- schedules
+
+def constant(step_size):
+    """The schedule ``i -> step_size``."""
+    def schedule(i):
+        return step_size
+    return schedule
+
+
+def exponential_decay(step_size, decay_steps, decay_rate):
+    """``step_size * decay_rate ** (i / decay_steps)``."""
+    def schedule(i):
+        return step_size * decay_rate ** (i / decay_steps)
+    return schedule
+
+
+def inverse_time_decay(step_size, decay_steps, decay_rate, staircase=False):
+    """``step_size / (1 + decay_rate * i / decay_steps)`` (``floor`` of the ratio with
+    ``staircase``)."""
+    def schedule(i):
+        ratio = tnp.floor(i / decay_steps) if staircase else i / decay_steps
+        return step_size / (1 + decay_rate * ratio)
+    return schedule
+
+
+def polynomial_decay(step_size, decay_steps, final_step_size, power=1.0):
+    """From ``step_size`` to ``final_step_size`` as ``(1 - i / decay_steps) ** power``, then
+    constant."""
+    def schedule(i):
+        frac = 1 - tnp.minimum(i, decay_steps) / decay_steps
+        return (step_size - final_step_size) * frac ** power + final_step_size
+    return schedule
+
+
+def piecewise_constant(boundaries, values):
+    """``values[k]`` for ``boundaries[k-1] < i <= boundaries[k]``, as JAX's (len(values) =
+    len(boundaries) + 1)."""
+    boundaries, values = np.asarray(boundaries), np.asarray(values)
+    if values.shape != (boundaries.size + 1,):
+        raise ValueError(f"piecewise_constant: {values.size} values for {boundaries.size} "
+                         "boundaries; give one more value than boundaries")
+
+    def schedule(i):
+        return tnp.take(values, tnp.sum(tnp.asarray(i) > boundaries))
+    return schedule
+
+
+def cosine_decay(step_size, decay_steps, alpha=0.0):
+    """Half a cosine from ``step_size`` down to ``alpha * step_size`` over ``decay_steps``
+    steps, then constant (optax's ``cosine_decay_schedule``)."""
+    def schedule(i):
+        cosine = 0.5 * (1 + tnp.cos(math.pi * tnp.minimum(i, decay_steps) / decay_steps))
+        return step_size * ((1 - alpha) * cosine + alpha)
+    return schedule
+
+
+def warmup(step_size, warmup_steps, init_value=0.0):
+    """A linear ramp from ``init_value`` to ``step_size(0)`` over ``warmup_steps`` steps,
+    then the schedule ``step_size`` (a number or a schedule) from its step 0.
+
+    >>> lr = warmup(cosine_decay(1e-3, 1000), warmup_steps=100)
+    """
+    after = make_schedule(step_size)
+
+    def schedule(i):
+        ramp = init_value + (after(0) - init_value) * (i / warmup_steps)
+        return tnp.where(i < warmup_steps, ramp, after(tnp.maximum(i - warmup_steps, 0)))
+    return schedule
+
+
+def make_schedule(scalar_or_schedule):
+    """A schedule from a schedule or from a constant step size."""
+    if callable(scalar_or_schedule):
+        return scalar_or_schedule
+    if np.ndim(scalar_or_schedule) == 0:
+        return constant(scalar_or_schedule)
+    raise TypeError(f"a step size is a number or a function of the step number, got "
+                    f"{type(scalar_or_schedule).__name__}")
+
+
+def _scale(step_size, i, x):
+    """The step size at step ``i`` in the dtype of the parameter ``x``: an array step size
+    (a schedule's) would otherwise widen float32 parameters to float64."""
+    value = step_size(i)
+    if type(value) in (int, float):   # weak: takes x's dtype
+        return value
+    return tnp.asarray(value, dtype=tnp.result_type(x))
+
+
+def _step_count(i, x):
+    """``i + 1`` in ``x``'s dtype, for bias corrections ``1 - b ** (i + 1)``."""
+    return tnp.asarray(i + 1, dtype=tnp.result_type(x))
+
+
+# ---------------------------------------------------------------- the pytree wrapper
+
+def optimizer(opt_maker):
+    """Decorator: make an optimizer over pytrees from one over single arrays.
+
+    ``opt_maker(*args)`` returns ``(init(x0) -> state, update(i, g, state) -> state,
+    get_params(state) -> x)`` for one array; a state is a pytree of arrays.
+    """
+    @functools.wraps(opt_maker)
+    def tree_opt_maker(*args, **kwargs):
+        init, update, get_params = opt_maker(*args, **kwargs)
+
+        def tree_init(x0_tree):
+            x0_flat, tree = pytree.flatten(x0_tree)
+            states = [pytree.flatten(init(tnp.asarray(x0))) for x0 in x0_flat]
+            return OptimizerState([s for s, _ in states], tree, tuple(t for _, t in states))
+
+        def tree_update(i, grad_tree, opt_state):
+            states_flat, tree, subtrees = opt_state
+            grad_flat, grad_tree_def = pytree.flatten(grad_tree)
+            if grad_tree_def != tree:
+                raise PytreeError(f"{opt_maker.__name__} update: the gradient has structure "
+                                  f"{grad_tree_def}, the parameters {tree}; pass the "
+                                  "gradient of the parameters the state was made from")
+            new = []
+            for g, s, sub in zip(grad_flat, states_flat, subtrees):
+                leaves, sub_new = pytree.flatten(update(i, g, pytree.unflatten(sub, s)))
+                if sub_new != sub:
+                    raise PytreeError(f"{opt_maker.__name__} update changed a state's "
+                                      f"structure from {sub} to {sub_new}")
+                new.append(leaves)
+            return OptimizerState(new, tree, subtrees)
+
+        def tree_get_params(opt_state):
+            states_flat, tree, subtrees = opt_state
+            return pytree.unflatten(tree, [get_params(pytree.unflatten(sub, s))
+                                           for s, sub in zip(states_flat, subtrees)])
+        return Optimizer(tree_init, tree_update, tree_get_params)
+    return tree_opt_maker
+
+
+def _first(state):
+    return state[0]
+
+
+# ---------------------------------------------------------------- optimizers
+
+@optimizer
+def sgd(step_size):
+    """Gradient descent: ``x - step_size(i) * g``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0
+
+    def update(i, g, x):
+        return x - _scale(step_size, i, x) * g
+    return init, update, lambda x: x
+
+
+@optimizer
+def momentum(step_size, mass):
+    """Heavy ball: ``v = mass * v + g``, ``x - step_size(i) * v``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, velocity = state
+        velocity = mass * velocity + g
+        return x - _scale(step_size, i, x) * velocity, velocity
+    return init, update, _first
+
+
+@optimizer
+def nesterov(step_size, mass):
+    """Nesterov momentum: ``v = mass * v + g``, ``x - step_size(i) * (mass * v + g)``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, velocity = state
+        velocity = mass * velocity + g
+        return x - _scale(step_size, i, x) * (mass * velocity + g), velocity
+    return init, update, _first
+
+
+@optimizer
+def adagrad(step_size, momentum=0.9):
+    """Adagrad with momentum (Duchi et al. 2011), as JAX's: ``m`` averages
+    ``g / sqrt(sum of g**2)``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, g_sq, m = state
+        g_sq = g_sq + tnp.square(g)
+        g_sq_inv_sqrt = tnp.where(g_sq > 0, 1.0 / tnp.sqrt(tnp.where(g_sq > 0, g_sq, 1.0)),
+                                  0.0)
+        m = (1.0 - momentum) * (g * g_sq_inv_sqrt) + momentum * m
+        return x - _scale(step_size, i, x) * m, g_sq, m
+    return init, update, _first
+
+
+@optimizer
+def rmsprop(step_size, gamma=0.9, eps=1e-8):
+    """RMSProp (Tieleman and Hinton 2012): ``x - step_size(i) * g / sqrt(avg g**2 + eps)``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, avg_sq_grad = state
+        avg_sq_grad = avg_sq_grad * gamma + tnp.square(g) * (1.0 - gamma)
+        return x - _scale(step_size, i, x) * g / tnp.sqrt(avg_sq_grad + eps), avg_sq_grad
+    return init, update, _first
+
+
+def _adam_direction(i, g, x, m, v, b1, b2, eps):
+    """Adam's moments and bias-corrected direction (Kingma and Ba 2015, Algorithm 1)."""
+    m = (1 - b1) * g + b1 * m
+    v = (1 - b2) * tnp.square(g) + b2 * v
+    t = _step_count(i, x)
+    mhat = m / (1 - b1 ** t)
+    vhat = v / (1 - b2 ** t)
+    return m, v, mhat / (tnp.sqrt(vhat) + eps)
+
+
+@optimizer
+def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
+    """Adam (Kingma and Ba 2015), as JAX's ``optimizers.adam``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, m, v = state
+        m, v, direction = _adam_direction(i, g, x, m, v, b1, b2, eps)
+        return x - _scale(step_size, i, x) * direction, m, v
+    return init, update, _first
+
+
+@optimizer
+def adamw(step_size, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-4):
+    """Adam with decoupled weight decay (Loshchilov and Hutter 2019), as optax's ``adamw``:
+    ``x - step_size(i) * (adam direction + weight_decay * x)``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, m, v = state
+        m, v, direction = _adam_direction(i, g, x, m, v, b1, b2, eps)
+        return x - _scale(step_size, i, x) * (direction + weight_decay * x), m, v
+    return init, update, _first
+
+
+# ---------------------------------------------------------------- gradient clipping
+
+def l2_norm(tree):
+    """The Euclidean norm of all the leaves of ``tree`` together."""
+    return tnp.sqrt(sum(tnp.real(tnp.vdot(x, x)) for x in pytree.flatten(tree)[0]))
+
+
+def clip_grads(grad_tree, max_norm):
+    """``grad_tree`` scaled down to global norm ``max_norm`` if its norm is larger
+    (clipping by global norm, Pascanu et al. 2013), as JAX's ``optimizers.clip_grads``.
+
+    >>> state = opt_update(i, clip_grads(tf.grad(loss)(params), 1.0), state)
+    """
+    norm = l2_norm(grad_tree)
+    return pytree.tree_map(
+        lambda g: tnp.where(norm < max_norm, g,
+                            g * tnp.asarray(max_norm / tnp.maximum(norm, max_norm),
+                                            dtype=tnp.result_type(g))),
+        grad_tree)
+
+
+clip_by_global_norm = clip_grads
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

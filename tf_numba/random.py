@@ -1,0 +1,739 @@
+"""Counter-based random numbers as ``jax.random``: Threefry-2x32 keys, split, fold_in and
+samplers, the same bits as JAX's default generator.
+
+A key is a plain ``(2,)`` int64 array holding two 32-bit words (tf_numba has no uint32;
+``np.asarray(jax_key)`` is accepted and ``key.astype(np.uint32)`` is JAX's key data). A
+sampler is a pure function of its key: the same key gives the same numbers eagerly, under
+``jit`` (where Threefry is elementwise integer arithmetic fused into the kernel) and under
+``vmap`` over keys. Reuse of a key gives the same numbers again: ``split`` it.
+
+>>> k = random.key(0)
+>>> k, sub = random.split(k)
+>>> x = random.normal(sub, (3,))          # float64 by default, as NumPy
+>>> keys = random.split(k, 8)             # a (8, 2) array of keys; vmap over it
+
+Keys, ``bits``, ``uniform`` on [0, 1), ``bernoulli``, ``randint``, ``permutation``,
+``shuffle`` and ``choice`` give JAX's values to the bit (float64 as JAX with
+``jax_enable_x64``, float32 as JAX's default); ``uniform`` on other bounds (XLA may fuse its
+multiply-add), ``normal``, ``truncated_normal``, ``exponential``, ``gumbel``, ``laplace`` and
+``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and ``categorical`` with it but where that ulp decides an argmax;
+``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
+The samplers JAX differentiates (uniform's bounds, the normal family, gamma and what is
+built on it, by implicit differentiation) are differentiable.
+"""
+import functools
+import math
+
+import numpy as np
+
+from . import numpy as tnp
+from .core import dtypes
+from .core.trace import Tracer
+from .errors import DTypeError, ShapeError
+from .ops.bits import shift_right_logical
+
+__all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
+           "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
+           "multivariate_normal", "normal", "permutation", "poisson", "randint", "shuffle",
+           "split", "t", "truncated_normal", "uniform"]
+
+_MASK = 0xFFFFFFFF
+# Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3", Threefry-2x32-20.
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA
+
+
+# ---------------------------------------------------------------- 32-bit word arithmetic
+
+class _NumpyWords:
+    """32-bit words as NumPy uint32 arrays (eager calls): adds wrap, shifts are native."""
+
+    @staticmethod
+    def add(*xs):
+        return functools.reduce(np.add, xs)
+
+    @staticmethod
+    def rotl(x, r):
+        return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+    xor = staticmethod(np.bitwise_xor)
+
+
+class _TracedWords:
+    """32-bit words held in int64 tracers: sums masked to 32 bits, a rotation as a product
+    (exact: the words are below 2**32, so ``x << r`` stays below 2**63) and a logical right
+    shift. Threefry is then made of elementwise integer primitives, which compile into the
+    fused kernels."""
+
+    @staticmethod
+    def add(*xs):
+        return tnp.bitwise_and(functools.reduce(tnp.add, xs), _MASK)
+
+    @staticmethod
+    def rotl(x, r):
+        return tnp.bitwise_or(tnp.bitwise_and(x * (1 << r), _MASK),
+                              shift_right_logical(x, 32 - r))
+
+    xor = staticmethod(tnp.bitwise_xor)
+
+
+def _threefry2x32(w, k0, k1, x0, x1):
+    """The Threefry-2x32 block cipher (20 rounds) of counters ``(x0, x1)`` under key
+    ``(k0, k1)``, in word arithmetic ``w``; the schedule of JAX's
+    ``_threefry2x32_lowering``."""
+    ks = (k0, k1, w.xor(w.xor(k0, k1), _PARITY))
+    x0, x1 = w.add(x0, ks[0]), w.add(x1, ks[1])
+    for block in range(5):
+        for r in _ROTATIONS[block % 2]:
+            x0 = w.add(x0, x1)
+            x1 = w.xor(x0, w.rotl(x1, r))
+        x0 = w.add(x0, ks[(block + 1) % 3])
+        x1 = w.add(x1, ks[(block + 2) % 3], block + 1)
+    return x0, x1
+
+
+def _is_traced(*xs):
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _key_words(key, what):
+    """The two words of ``key`` as (uint32 NumPy scalars) or (int64 tracers)."""
+    if _is_traced(key):
+        if key.shape != (2,) or not dtypes.is_integer(key.dtype):
+            raise _key_error(key, what)
+        return key[0], key[1]
+    arr = np.asarray(key)
+    if arr.shape != (2,) or arr.dtype.kind not in "iu":
+        raise _key_error(arr, what)
+    words = arr.astype(np.uint32)
+    return words[0], words[1]
+
+
+def _key_error(key, what):
+    shape, dt = tuple(np.shape(key)), getattr(key, "dtype", type(key).__name__)
+    hint = (" For a batch of keys (from split(key, n)), vmap over them: "
+            f"tf.vmap(lambda k: random.{what}(k, ...))(keys).") if len(shape) > 1 else ""
+    return ShapeError(f"random.{what}: a key is a (2,) integer array from random.key or "
+                      f"random.split, got {dt} of shape {shape}.{hint}", op=f"random.{what}")
+
+
+def _words_out(w0, w1, eager):
+    """Threefry outputs as int64 arrays (stacked by the caller)."""
+    if eager:
+        return w0.astype(np.int64), w1.astype(np.int64)
+    return w0, w1
+
+
+def _counts(shape, eager):
+    """The low words of the counters 0..size-1 laid out in ``shape`` (JAX's
+    ``iota_2x32_shape``; the high words are 0 below 2**32 values)."""
+    size = math.prod(shape)
+    if size >= 2 ** 32:
+        raise ShapeError(f"random: {size} values from one key is more than 2**32; split "
+                         "the key and draw in parts", op="random")
+    if eager:
+        return np.arange(size, dtype=np.uint32).reshape(shape)
+    from .ops.layout import iota
+    if not shape:
+        return tnp.zeros((), np.int64)
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1]
+    return functools.reduce(tnp.add, [iota(np.int64, shape, d) * int(s) if s != 1
+                                      else iota(np.int64, shape, d)
+                                      for d, s in enumerate(strides)])
+
+
+def _hash_counts(key, shape, what):
+    """Threefry of the counters of ``shape`` under ``key``: two int64 word arrays."""
+    k0, k1 = _key_words(key, what)
+    eager = not _is_traced(k0, k1)
+    w = _NumpyWords if eager else _TracedWords
+    hi = np.uint32(0) if eager else 0
+    y0, y1 = _threefry2x32(w, k0, k1, hi, _counts(tuple(shape), eager))
+    return _words_out(y0, y1, eager)
+
+
+def _shape_of(shape, what):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise ShapeError(f"random.{what}: shape must be a tuple of ints, got {shape!r}",
+                         op=f"random.{what}") from None
+
+
+# ---------------------------------------------------------------- keys
+
+def key(seed):
+    """A key from an integer seed: the words ``(seed >> 32, seed & 0xFFFFFFFF)`` of its
+    64-bit value, as ``jax.random.key``/``PRNGKey`` (with 64-bit seeds).
+
+    >>> random.key(42)
+    array([ 0, 42])
+    """
+    if _is_traced(seed):
+        if not dtypes.is_integer(seed.dtype) or seed.shape != ():
+            raise DTypeError(f"random.key: the seed is an integer scalar, got {seed.aval}",
+                             op="random.key")
+        return tnp.stack([tnp.bitwise_and(seed // (1 << 32), _MASK),
+                          tnp.bitwise_and(seed, _MASK)])
+    s = np.asarray(seed)
+    if s.shape != () or s.dtype.kind not in "iu":
+        raise DTypeError(f"random.key: the seed is an integer scalar, got {s.dtype} of shape "
+                         f"{s.shape}", op="random.key")
+    s = int(s)
+    return np.array([(s >> 32) & _MASK, s & _MASK], np.int64)
+
+
+PRNGKey = key
+
+
+def split(key, num=2):
+    """``num`` new keys (an int or a shape), as ``jax.random.split``: shape ``(*num, 2)``.
+
+    >>> k1, k2 = random.split(random.key(0))
+    """
+    shape = _shape_of(num, "split")
+    y0, y1 = _hash_counts(key, shape, "split")
+    return tnp.stack([y0, y1], axis=len(shape))
+
+
+def fold_in(key, data):
+    """A new key from ``key`` and an integer ``data`` (a step, a layer index), as
+    ``jax.random.fold_in``.
+
+    >>> step_key = random.fold_in(key, step)
+    """
+    k0, k1 = _key_words(key, "fold_in")
+    eager = not _is_traced(k0, k1, data)
+    if eager:
+        d = np.asarray(data)
+        if d.shape != () or d.dtype.kind not in "iu":
+            raise DTypeError(f"random.fold_in: data is an integer scalar, got {d.dtype} of "
+                             f"shape {d.shape}", op="random.fold_in")
+        y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0),
+                               np.uint32(int(d) & _MASK))
+        return np.array([y0, y1], np.int64)
+    if not isinstance(k0, Tracer):
+        k0, k1 = np.int64(k0), np.int64(k1)
+    y0, y1 = _threefry2x32(_TracedWords, k0, k1, 0, tnp.bitwise_and(data, _MASK))
+    return tnp.stack([y0, y1])
+
+
+def bits(key, shape=()):
+    """Uniform random 32-bit words (int64 values in ``[0, 2**32)``), ``jax.random.bits``."""
+    y0, y1 = _hash_counts(key, _shape_of(shape, "bits"), "bits")
+    return tnp.bitwise_xor(y0, y1)
+
+
+# ---------------------------------------------------------------- continuous samplers
+
+def _float_dtype(dtype, what):
+    dt = dtypes.canonical(dtype)
+    if dt not in (dtypes.float32, dtypes.float64):
+        raise DTypeError(f"random.{what} samples float32 or float64, got {dt.name}",
+                         op=f"random.{what}")
+    return dt
+
+
+def _unit_floats(key, shape, dtype, what):
+    """Floats in [0, 1) from the bits: the top 23 (float32) or 52 (float64) bits as the
+    mantissa, JAX's construction (its ``1.m - 1`` bitcast is the exact product here)."""
+    y0, y1 = _hash_counts(key, shape, what)
+    if dtype == dtypes.float32:
+        mantissa = shift_right_logical(tnp.bitwise_xor(y0, y1), 9)
+        return mantissa.astype(np.float32) * np.float32(2.0 ** -23)
+    mantissa = y0 * (1 << 20) + shift_right_logical(y1, 12)
+    return mantissa.astype(np.float64) * 2.0 ** -52
+
+
+def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
+    """Uniform on ``[minval, maxval)``, as ``jax.random.uniform`` (differentiable in the
+    bounds).
+
+    >>> random.uniform(key, (2, 3), minval=-1.0, maxval=1.0)
+    """
+    dtype = _float_dtype(dtype, "uniform")
+    shape = _shape_of(shape, "uniform")
+    lo, hi = tnp.asarray(minval, dtype=dtype), tnp.asarray(maxval, dtype=dtype)
+    floats = _unit_floats(key, shape, dtype, "uniform")
+    return tnp.maximum(lo, floats * (hi - lo) + lo)
+
+
+# Giles 2010, "Approximating the erfinv function" (GPU Computing Gems), the approximations
+# XLA uses too: float32 within 2.2 ulp of SciPy's erfinv, float64 within 3.4 (measured on
+# 2e6 uniform points and 1e4 near +-1). As elementwise arithmetic they compile into the
+# sampler's kernel; SciPy's erfinv runs as a NumPy step between kernels (3x the bits' cost).
+_ERFINV = {
+    np.dtype(np.float32): (
+        (5.0, 2.5, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)),
+        (np.inf, 3.0, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                       0.00573950773, -0.0076224613, 0.00943887047, 1.00167406,
+                       2.83297682))),
+    np.dtype(np.float64): (
+        (6.25, 3.125, (-3.6444120640178196996e-21, -1.685059138182016589e-19,
+                       1.2858480715256400167e-18, 1.115787767802518096e-17,
+                       -1.333171662854620906e-16, 2.0972767875968561637e-17,
+                       6.6376381343583238325e-15, -4.0545662729752068639e-14,
+                       -8.1519341976054721522e-14, 2.6335093153082322977e-12,
+                       -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+                       1.051212273321532285e-09, -4.1126339803469836976e-09,
+                       -2.9070369957882005086e-08, 4.2347877827932403518e-07,
+                       -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+                       0.0001867342080340571352, -0.00074070253416626697512,
+                       -0.0060336708714301490533, 0.24015818242558961693,
+                       1.6536545626831027356)),
+        (16.0, 3.25, (2.2137376921775787049e-09, 9.0756561938885390979e-08,
+                      -2.7517406297064545428e-07, 1.8239629214389227755e-08,
+                      1.5027403968909827627e-06, -4.013867526981545969e-06,
+                      2.9234449089955446044e-06, 1.2475304481671778723e-05,
+                      -4.7318229009055733981e-05, 6.8284851459573175448e-05,
+                      2.4031110387097893999e-05, -0.0003550375203628474796,
+                      0.00095328937973738049703, -0.0016882755560235047313,
+                      0.0024914420961078508066, -0.0037512085075692412107,
+                      0.005370914553590063617, 1.0052589676941592334,
+                      3.0838856104922207635)),
+        (np.inf, 5.0, (-2.7109920616438573243e-11, -2.5556418169965252055e-10,
+                       1.5076572693500548083e-09, -3.7894654401267369937e-09,
+                       7.6157012080783393804e-09, -1.4960026627149240478e-08,
+                       2.9147953450901080826e-08, -6.7711997758452339498e-08,
+                       2.2900482228026654717e-07, -9.9298272942317002539e-07,
+                       4.5260625972231537039e-06, -1.9681778105531670567e-05,
+                       7.5995277030017761139e-05, -0.00021503011930044477347,
+                       -0.00013871931833623122026, 1.0103004648645343977,
+                       4.8499064014085844221))),
+}
+
+
+def _erfinv(x):
+    """erfinv on (-1, 1): a polynomial in ``w = -log(1 - x**2)`` (its first range) or in
+    ``sqrt(w)`` (the others), times ``x``."""
+    w = -tnp.log((1 - x) * (1 + x))
+    root = tnp.sqrt(w)
+    ranges = _ERFINV[np.dtype(x.dtype)]
+    result = None
+    for i in reversed(range(len(ranges))):
+        bound, shift, coefficients = ranges[i]
+        t = (w if i == 0 else root) - shift
+        p = coefficients[0]
+        for c in coefficients[1:]:
+            p = c + p * t
+        result = p if result is None else tnp.where(w < bound, p, result)
+    return result * x
+
+
+def normal(key, shape=(), dtype=np.float64):
+    """Standard normal samples, as ``jax.random.normal``: ``sqrt(2) * erfinv(u)`` for ``u``
+    uniform on ``(-1, 1)``."""
+    dtype = _float_dtype(dtype, "normal")
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
+    u = uniform(key, shape, dtype, lo, 1.0)
+    return tnp.asarray(np.sqrt(2.0), dtype=dtype) * _erfinv(u)
+
+
+def _tiny(dtype):
+    return float(np.finfo(dtype).tiny)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=np.float64):
+    """Standard normal samples restricted to ``(lower, upper)``, as
+    ``jax.random.truncated_normal`` (inverse CDF; differentiable in the bounds)."""
+    from .scipy.special import erf
+    dtype = _float_dtype(dtype, "truncated_normal")
+    shape = _param_shape(shape, (lower, upper), "truncated_normal")
+    sqrt2 = np.asarray(np.sqrt(2.0), dtype)
+    lower, upper = tnp.asarray(lower, dtype=dtype), tnp.asarray(upper, dtype=dtype)
+    u = uniform(key, shape, dtype, erf(lower / sqrt2), erf(upper / sqrt2))
+    out = sqrt2 * _erfinv(u)
+    # erfinv rounding may step out of the interval: back into its open interior
+    return tnp.clip(out, tnp.nextafter(_stop(lower), np.asarray(np.inf, dtype)),
+                    tnp.nextafter(_stop(upper), np.asarray(-np.inf, dtype)))
+
+
+def _stop(x):
+    from .api import stop_gradient
+    return stop_gradient(x)
+
+
+def _param_shape(shape, params, what):
+    """``shape``, or the broadcast shape of the parameters when it is None (JAX's rule)."""
+    if shape is None:
+        return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
+    shape = _shape_of(shape, what)
+    try:
+        if np.broadcast_shapes(shape, *(np.shape(p) for p in params)) != shape:
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"random.{what}: parameter shapes "
+                         f"{[tuple(np.shape(p)) for p in params]} do not broadcast to the "
+                         f"shape {shape}", op=f"random.{what}") from None
+    return shape
+
+
+def exponential(key, shape=(), dtype=np.float64):
+    """Exponential samples of rate 1, ``-log1p(-u)``, as ``jax.random.exponential``."""
+    dtype = _float_dtype(dtype, "exponential")
+    return -tnp.log1p(-uniform(key, shape, dtype))
+
+
+def gumbel(key, shape=(), dtype=np.float64):
+    """Standard Gumbel samples, ``-log(-log(u))``, as ``jax.random.gumbel``."""
+    dtype = _float_dtype(dtype, "gumbel")
+    return -tnp.log(-tnp.log(uniform(key, shape, dtype, _tiny(dtype), 1.0)))
+
+
+def laplace(key, shape=(), dtype=np.float64):
+    """Standard Laplace samples, as ``jax.random.laplace``."""
+    dtype = _float_dtype(dtype, "laplace")
+    u = uniform(key, shape, dtype, -1.0 + float(np.finfo(dtype).epsneg), 1.0)
+    return tnp.sign(u) * tnp.log1p(-tnp.abs(u))
+
+
+def logistic(key, shape=(), dtype=np.float64):
+    """Standard logistic samples, ``log(u / (1 - u))``, as ``jax.random.logistic``."""
+    dtype = _float_dtype(dtype, "logistic")
+    x = uniform(key, shape, dtype, _tiny(dtype), 1.0)
+    return tnp.log(x) - tnp.log1p(-x)
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64, method="cholesky"):
+    """Samples of ``N(mean, cov)`` (``mean`` ``(..., n)``, ``cov`` ``(..., n, n)``), as
+    ``jax.random.multivariate_normal``: ``mean + factor @ z`` with ``factor factor^T = cov``
+    from ``method`` "cholesky", "eigh" or "svd"; differentiable in mean and cov."""
+    dtype = _float_dtype(dtype, "multivariate_normal")
+    mean, cov = tnp.asarray(mean, dtype=dtype), tnp.asarray(cov, dtype=dtype)
+    if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
+        raise ShapeError(f"random.multivariate_normal: mean (..., n) and cov (..., n, n), got "
+                         f"{tuple(mean.shape)} and {tuple(cov.shape)}",
+                         op="random.multivariate_normal")
+    batch = np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    shape = batch if shape is None else _shape_of(shape, "multivariate_normal")
+    if method == "cholesky":
+        factor = tnp.linalg.cholesky(cov)
+    elif method == "eigh":
+        w, v = tnp.linalg.eigh(cov)
+        factor = v * tnp.sqrt(tnp.maximum(w, 0.0))[..., None, :]
+    elif method == "svd":
+        u, s, _ = tnp.linalg.svd(cov)
+        factor = u * tnp.sqrt(s)[..., None, :]
+    else:
+        raise ValueError(f"random.multivariate_normal: method is 'cholesky', 'eigh' or "
+                         f"'svd', got {method!r}")
+    z = normal(key, tuple(shape) + tuple(mean.shape[-1:]), dtype)
+    return mean + tnp.einsum("...ij,...j->...i", factor, z)
+
+
+# ---------------------------------------------------------------- discrete samplers
+
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability ``p``: ``uniform(key, shape, dtype of p) < p``
+    as ``jax.random.bernoulli`` (a Python float ``p`` is float64 here)."""
+    p = tnp.asarray(p)
+    dtype = p.dtype if dtypes.is_inexact(p.dtype) else np.float64
+    shape = _param_shape(shape, (p,), "bernoulli")
+    return uniform(key, shape, dtype) < p
+
+
+def _mul_mod32(a, b):
+    """``a * b mod 2**32`` for words ``a, b < 2**32`` without leaving int64: ``b`` in
+    16-bit halves."""
+    lo = a * tnp.bitwise_and(b, 0xFFFF)
+    hi = tnp.bitwise_and(a * (b // (1 << 16)), 0xFFFF) * (1 << 16)
+    return tnp.bitwise_and(lo + hi, _MASK)
+
+
+def randint(key, shape, minval, maxval, dtype=np.int64):
+    """Integers uniform on ``[minval, maxval)``, as ``jax.random.randint`` (JAX's values
+    for int32; int64 draws use the same 32-bit scheme, so spans up to 2**32).
+
+    Like JAX, it combines two 32-bit draws modulo the span (bias ~ span**2 / 2**64).
+    """
+    dt = dtypes.canonical(dtype)
+    if not dtypes.is_integer(dt):
+        raise DTypeError(f"random.randint draws integers, got dtype {dt.name}",
+                         op="random.randint")
+    shape = _shape_of(shape, "randint")
+    minval = tnp.asarray(minval).astype(np.int64)
+    maxval = tnp.asarray(maxval).astype(np.int64)
+    k1, k2 = split(key)
+    higher, lower = bits(k1, shape), bits(k2, shape)
+    span = tnp.where(maxval <= minval, 1, maxval - minval)
+    multiplier = (1 << 16) % span
+    multiplier = (multiplier * multiplier) % span
+    offset = tnp.bitwise_and(_mul_mod32(higher % span, multiplier) + lower % span, _MASK)
+    return (minval + offset % span).astype(dt)
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    """Category indices drawn with probabilities ``softmax(logits)`` along ``axis`` (the
+    Gumbel-max trick), as ``jax.random.categorical``."""
+    logits = tnp.asarray(logits)
+    if not dtypes.is_inexact(logits.dtype):
+        logits = logits.astype(np.float64)
+    ndim = logits.ndim
+    axis = axis % ndim if ndim else 0
+    batch = tuple(logits.shape[:axis]) + tuple(logits.shape[axis + 1:])
+    shape = batch if shape is None else _shape_of(shape, "categorical")
+    if tuple(shape[len(shape) - len(batch):]) != batch:
+        raise ShapeError(f"random.categorical: shape {shape} must end with the logits' batch "
+                         f"shape {batch}", op="random.categorical")
+    prefix = tuple(shape[:len(shape) - len(batch)])
+    draws = list(shape[len(prefix):])
+    draws.insert(axis, logits.shape[axis])
+    g = gumbel(key, prefix + tuple(draws), logits.dtype)
+    return tnp.argmax(g + tnp.reshape(logits, (1,) * len(prefix) + tuple(logits.shape)),
+                      axis=len(prefix) + axis)
+
+
+def _shuffle(key, x, axis):
+    """``x`` permuted along ``axis`` (each slice independently) by sorting on random words,
+    enough rounds that ties are unlikely, as JAX's ``_shuffle``."""
+    size = math.prod(x.shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        key, subkey = split(key)
+        order = tnp.argsort(bits(subkey, tuple(x.shape)), axis=axis, kind="stable")
+        x = tnp.take_along_axis(x, order, axis=axis)
+    return x
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of ``range(x)`` (an int) or of ``x`` along ``axis`` (rows moved
+    together, or each slice on its own with ``independent``), as
+    ``jax.random.permutation``."""
+    if np.ndim(x) == 0 and not isinstance(x, Tracer):
+        return _shuffle(key, tnp.arange(int(x)), 0)
+    x = tnp.asarray(x)
+    axis = axis % x.ndim
+    if independent or x.ndim == 1:
+        return _shuffle(key, x, axis)
+    order = _shuffle(key, tnp.arange(x.shape[axis]), 0)
+    return tnp.take(x, order, axis=axis)
+
+
+def shuffle(key, x, axis=0):
+    """``x`` with each slice along ``axis`` permuted on its own (JAX's deprecated
+    ``shuffle``: ``permutation(key, x, axis, independent=True)``)."""
+    return permutation(key, x, axis, independent=True)
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """Draws from ``range(a)`` (an int) or from ``a`` along ``axis``, with or without
+    replacement, optionally with probabilities ``p``, as ``jax.random.choice``."""
+    shape = _shape_of(shape, "choice")
+    scalar = np.ndim(a) == 0 and not isinstance(a, Tracer)
+    arr = None if scalar else tnp.asarray(a)
+    n = int(a) if scalar else arr.shape[axis % arr.ndim]
+    if n <= 0:
+        raise ValueError("random.choice: a must be positive or non-empty")
+    draws = math.prod(shape)
+    if not replace and draws > n:
+        raise ValueError(f"random.choice: cannot take {draws} samples without replacement "
+                         f"from {n}")
+    axis = 0 if scalar else axis % arr.ndim
+    if p is None and replace:
+        ind = randint(key, shape, 0, n)
+    elif p is None:
+        ind = permutation(key, n)[:draws] if scalar else None
+        if ind is None:
+            taken = permutation(key, arr, axis)
+            return tnp.reshape(tnp.take(taken, tnp.arange(draws), axis=axis),
+                               arr.shape[:axis] + shape + arr.shape[axis + 1:])
+    else:
+        p = tnp.asarray(p)
+        if p.shape != (n,):
+            raise ShapeError(f"random.choice: p has shape {tuple(p.shape)}, the population "
+                             f"{n}", op="random.choice")
+        if replace:
+            cumulative = tnp.cumsum(p)
+            r = cumulative[-1] * (1 - uniform(key, shape, p.dtype))
+            ind = tnp.searchsorted(cumulative, r)
+        else:
+            g = gumbel(key, (n,), p.dtype) + tnp.log(p)
+            ind = tnp.argsort(-g, kind="stable")[:draws]
+    if scalar:
+        return tnp.reshape(ind, shape)
+    taken = tnp.take(arr, tnp.reshape(ind, (-1,)), axis=axis)
+    return tnp.reshape(taken, arr.shape[:axis] + shape + arr.shape[axis + 1:])
+
+
+# ---------------------------------------------------------------- rejection samplers
+
+_MAX_ROUNDS = 1000   # rejection rounds; each accepts with probability > 0.95 (gamma)
+
+
+def _rejection(key, shape, propose, dtype):
+    """Rejection sampling over the whole array: round i draws a proposal for every element
+    from ``fold_in(key, i)``; the first accepted one of each element is kept.
+    ``propose(key) -> (value, accepted)``."""
+    from .lax import while_loop
+
+    def cond(state):
+        i, _, done = state
+        return tnp.logical_and(i < _MAX_ROUNDS, tnp.logical_not(tnp.all(done)))
+
+    def body(state):
+        i, value, done = state
+        proposal, ok = propose(fold_in(key, i))
+        take = tnp.logical_and(ok, tnp.logical_not(done))
+        return i + 1, tnp.where(take, proposal, value), tnp.logical_or(done, ok)
+    init = (tnp.asarray(0), tnp.zeros(shape, dtype), tnp.zeros(shape, np.bool_))
+    return while_loop(cond, body, init)[1]
+
+
+def _marsaglia_tsang(key, a, shape, dtype):
+    """Gamma(a) for a >= 1 (Marsaglia and Tsang 2000, "A simple method for generating gamma
+    variables"); smaller a are boosted by the caller."""
+    d = a - 1.0 / 3.0
+    c = 1.0 / tnp.sqrt(9.0 * d)
+
+    def propose(k):
+        kx, ku = split(k)
+        x = normal(kx, shape, dtype)
+        v = (1.0 + c * x) ** 3
+        u = uniform(ku, shape, dtype)
+        safe_v = tnp.where(v > 0, v, 1.0)
+        ok = tnp.logical_and(v > 0, tnp.log(u) < 0.5 * x * x + d - d * safe_v
+                             + d * tnp.log(safe_v))
+        return d * safe_v, ok
+    return _rejection(key, shape, propose, dtype)
+
+
+def _gamma_impl(key, a):
+    shape, dtype = tuple(a.shape), a.dtype
+    k_loop, k_boost = split(key)
+    small = a < 1
+    boosted = tnp.where(small, a + 1, a)
+    x = _marsaglia_tsang(k_loop, boosted, shape, dtype)
+    # Gamma(a) = Gamma(a + 1) * U**(1/a) for a < 1 (Marsaglia and Tsang, section 6)
+    u = uniform(k_boost, shape, dtype, _tiny(dtype), 1.0)
+    boost = tnp.where(small, u ** (1.0 / tnp.where(small, a, 1.0)), 1.0)
+    return tnp.maximum(x * boost, _tiny(dtype))
+
+
+def _gamma_sample_fn():
+    from .custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def gamma_sample(key, a):
+        return _gamma_impl(key, a)
+
+    @gamma_sample.defjvp
+    def gamma_sample_jvp(primals, tangents):
+        # Implicit reparameterization (Figurnov et al. 2018): F(x; a) = u held fixed, so
+        # dx/da = -(dF/da) / (dF/dx), dF/dx the gamma density.
+        from .api import jvp, stop_gradient
+        from .scipy.special import gammainc, gammaln
+        key, a = primals
+        ta = tangents[1]
+        x = gamma_sample(key, a)
+        xs, as_ = stop_gradient(x), stop_gradient(a)
+        dF = jvp(lambda a_: gammainc(a_, xs), (as_,), (ta,))[1]
+        log_pdf = (as_ - 1) * tnp.log(xs) - xs - gammaln(as_)
+        return x, -dF * tnp.exp(-log_pdf)
+    return gamma_sample
+
+
+_gamma_sample = None
+
+
+def gamma(key, a, shape=None, dtype=np.float64):
+    """Gamma(a, 1) samples, as ``jax.random.gamma``: Marsaglia-Tsang rejection, and a
+    derivative in ``a`` by implicit differentiation of the CDF."""
+    global _gamma_sample
+    if _gamma_sample is None:
+        _gamma_sample = _gamma_sample_fn()
+    dtype = _float_dtype(dtype, "gamma")
+    shape = _param_shape(shape, (a,), "gamma")
+    a = tnp.broadcast_to(tnp.asarray(a, dtype=dtype), shape)
+    return _gamma_sample(key, a)
+
+
+def beta(key, a, b, shape=None, dtype=np.float64):
+    """Beta(a, b) samples, ``X / (X + Y)`` for X ~ Gamma(a), Y ~ Gamma(b)."""
+    dtype = _float_dtype(dtype, "beta")
+    shape = _param_shape(shape, (a, b), "beta")
+    ka, kb = split(key)
+    x, y = gamma(ka, a, shape, dtype), gamma(kb, b, shape, dtype)
+    return x / (x + y)
+
+
+def dirichlet(key, alpha, shape=None, dtype=np.float64):
+    """Dirichlet(alpha) samples (``alpha`` ``(..., k)``): normalized Gamma(alpha_i)
+    samples; ``shape`` is the batch shape, as ``jax.random.dirichlet``."""
+    dtype = _float_dtype(dtype, "dirichlet")
+    alpha = tnp.asarray(alpha, dtype=dtype)
+    if alpha.ndim < 1:
+        raise ShapeError("random.dirichlet: alpha needs at least one axis (..., k)",
+                         op="random.dirichlet")
+    batch = tuple(alpha.shape[:-1]) if shape is None else _shape_of(shape, "dirichlet")
+    g = gamma(key, alpha, batch + tuple(alpha.shape[-1:]), dtype)
+    return g / tnp.sum(g, axis=-1, keepdims=True)
+
+
+def t(key, df, shape=(), dtype=np.float64):
+    """Student's t samples with ``df`` degrees of freedom: ``z * sqrt(df/2 / g)`` for ``z``
+    normal and ``g`` ~ Gamma(df/2), as ``jax.random.t``."""
+    dtype = _float_dtype(dtype, "t")
+    shape = _param_shape(shape, (df,), "t")
+    df = tnp.asarray(df, dtype=dtype)
+    k_n, k_g = split(key)
+    half_df = df / 2
+    return normal(k_n, shape, dtype) * tnp.sqrt(half_df / gamma(k_g, half_df, shape, dtype))
+
+
+def poisson(key, lam, shape=None, dtype=np.int64):
+    """Poisson(lam) counts, as ``jax.random.poisson``: Knuth's product of uniforms for
+    ``lam < 10``, Hormann's transformed rejection (PTRS, 1993) above."""
+    dt = dtypes.canonical(dtype)
+    shape = _param_shape(shape, (lam,), "poisson")
+    lam = tnp.broadcast_to(tnp.asarray(lam, dtype=np.float64), shape)
+    k_small, k_large = split(key)
+    small = lam < 10
+    return tnp.where(small, _poisson_knuth(k_small, tnp.where(small, lam, 1.0), shape),
+                     _poisson_ptrs(k_large, tnp.where(small, 10.0, lam), shape)).astype(dt)
+
+
+def _poisson_knuth(key, lam, shape):
+    from .lax import while_loop
+    limit = tnp.exp(-lam)
+
+    def cond(state):
+        i, _, prod = state
+        return tnp.logical_and(i < 10 * _MAX_ROUNDS, tnp.any(prod > limit))
+
+    def body(state):
+        i, k, prod = state
+        k = tnp.where(prod > limit, k + 1, k)
+        return i + 1, k, prod * uniform(fold_in(key, i), shape)
+    init = (tnp.asarray(0), tnp.zeros(shape, np.float64), tnp.ones(shape, np.float64))
+    return while_loop(cond, body, init)[1] - 1
+
+
+def _poisson_ptrs(key, lam, shape):
+    from .scipy.special import gammaln
+    log_lam = tnp.log(lam)
+    b = 0.931 + 2.53 * tnp.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def propose(k):
+        ku, kv = split(k)
+        u = uniform(ku, shape) - 0.5
+        v = uniform(kv, shape)
+        us = 0.5 - tnp.abs(u)
+        kk = tnp.floor((2 * a / us + b) * u + lam + 0.43)
+        s = tnp.log(v * inv_alpha / (a / (us * us) + b))
+        t_ = -lam + kk * log_lam - gammaln(kk + 1)
+        accept1 = tnp.logical_and(us >= 0.07, v <= v_r)
+        reject = tnp.logical_or(kk < 0, tnp.logical_and(us < 0.013, v > us))
+        accept2 = s <= t_
+        ok = tnp.logical_or(accept1, tnp.logical_and(tnp.logical_not(reject), accept2))
+        return kk, ok
+    return _rejection(key, shape, propose, np.float64)
+
+
+from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

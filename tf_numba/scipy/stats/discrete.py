@@ -1,0 +1,182 @@
+"""The discrete distributions of ``tf_numba.scipy.stats``: each one its standardized
+formulas on ``tf_numba.scipy.special``; ``_distribution.Discrete`` adds the rest (``pmf``
+0 off the integers, step-function CDFs, NaN for invalid parameters).
+
+>>> from tf_numba.scipy.stats import poisson
+>>> poisson.logpmf(2, 3.0)      # log(3**2 exp(-3) / 2)
+np.float64(-1.4959226032237258)
+"""
+import tf_numba.numpy as tnp
+
+from .. import special as sc
+from ._distribution import INF, Discrete
+
+
+def _is_count(n):
+    """``n`` is a non-negative integer (SciPy's check on ``binom``'s ``n``)."""
+    return tnp.logical_and(n >= 0, tnp.floor(n) == n)
+
+
+def _log_binom_coefficient(n, k):
+    """``log(n choose k) = -log(n + 1) - betaln(n - k + 1, k + 1)``: ``betaln`` keeps its
+    digits at large ``n``, where a difference of ``gammaln``s cancels."""
+    return -tnp.log1p(n) - sc.betaln(n - k + 1, k + 1)
+
+
+class bernoulli_gen(Discrete):
+    """One trial with success probability ``p``: ``pmf(1) = p``, ``pmf(0) = 1 - p``."""
+    name = "bernoulli"
+    shapes = (("p", 0.5),)
+    support = (0.0, 1.0)
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15, "ppf": 0.0, "isf": 0.0}
+
+    def _argcheck(self, p):
+        return tnp.logical_and(p >= 0, p <= 1)
+
+    def _logpmf(self, k, p):
+        return sc.xlogy(k, p) + sc.xlog1py(1 - k, -p)
+
+    def _cdf(self, k, p):
+        return tnp.where(k >= 1, 1.0, 1 - p)
+
+    def _sf(self, k, p):
+        return tnp.where(k >= 1, 0.0, p)
+
+    def _ppf(self, q, p):
+        return tnp.where(q <= 1 - p, 0.0, 1.0)
+
+    def _isf(self, q, p):
+        return tnp.where(q >= p, 0.0, 1.0)
+
+
+class poisson_gen(Discrete):
+    """The Poisson distribution with mean ``mu``: ``mu**k exp(-mu) / k!``."""
+    name = "poisson"
+    shapes = (("mu", 1.0),)
+    support = (0.0, INF)
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15}
+    notes = "``ppf``/``isf`` need ``pdtrik``/``gammainccinv``, which ``special`` lacks."
+
+    def _argcheck(self, mu):
+        return mu >= 0
+
+    def _logpmf(self, k, mu):
+        return sc.xlogy(k, mu) - sc.gammaln(k + 1) - mu
+
+    def _cdf(self, k, mu):
+        return sc.gammaincc(k + 1, mu)
+
+    def _sf(self, k, mu):
+        return sc.gammainc(k + 1, mu)
+
+
+class geom_gen(Discrete):
+    """The number of trials up to the first success: ``(1 - p)**(k - 1) p`` for ``k >= 1``;
+    ``ppf`` is SciPy's closed form (SciPy's ``isf`` searches numerically: not provided)."""
+    name = "geom"
+    shapes = (("p", 0.5),)
+    support = (1.0, INF)
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-13, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
+                "logsf": 1e-15, "ppf": 0.0}
+
+    def _argcheck(self, p):
+        return tnp.logical_and(p > 0, p <= 1)
+
+    def _logpmf(self, k, p):
+        return sc.xlog1py(k - 1, -p) + tnp.log(p)
+
+    def _cdf(self, k, p):
+        return -tnp.expm1(k * tnp.log1p(-p))
+
+    def _logcdf(self, k, p):
+        return tnp.log(-tnp.expm1(k * tnp.log1p(-p)))
+
+    def _sf(self, k, p):
+        return tnp.exp(k * tnp.log1p(-p))
+
+    def _logsf(self, k, p):
+        return k * tnp.log1p(-p)
+
+    def _ppf(self, q, p):
+        k = tnp.ceil(tnp.log1p(-q) / tnp.log1p(-p))
+        # the quotient can round up past the step: step back when cdf(k - 1) reaches q
+        return tnp.where(tnp.logical_and(self._cdf(k - 1, p) >= q, k > 0), k - 1, k)
+
+
+class binom_gen(Discrete):
+    """The number of successes in ``n`` trials (``n`` a non-negative integer)."""
+    name = "binom"
+    shapes = (("n", 1.0), ("p", 0.5))
+    integer_shapes = ("n",)
+    accuracy = {"logpmf": 1e-13, "pmf": 1e-12, "cdf": 1e-14, "logcdf": 1e-14, "sf": 1e-15,
+                "logsf": 1e-14}
+    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
+
+    def _argcheck(self, n, p):
+        return tnp.logical_and(_is_count(n), tnp.logical_and(p >= 0, p <= 1))
+
+    def _support(self, n, p):
+        return 0.0, n
+
+    def _logpmf(self, k, n, p):
+        return _log_binom_coefficient(n, k) + sc.xlogy(k, p) + sc.xlog1py(n - k, -p)
+
+    def _cdf(self, k, n, p):
+        # SciPy's bdtr: I_{1-p}(n - k, k + 1) below n; 1 at k = n (where a would be 0)
+        below = k < n
+        return tnp.where(below, sc.betainc(tnp.where(below, n - k, 1.0), k + 1, 1 - p), 1.0)
+
+    def _sf(self, k, n, p):
+        below = k < n
+        return tnp.where(below, sc.betainc(k + 1, tnp.where(below, n - k, 1.0), p), 0.0)
+
+
+class nbinom_gen(Discrete):
+    """The number of failures before the ``n``-th success (``n > 0`` real)."""
+    name = "nbinom"
+    shapes = (("n", 1.0), ("p", 0.5))
+    support = (0.0, INF)
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-11, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-13,
+                "logsf": 1e-13}
+    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
+
+    def _argcheck(self, n, p):
+        return tnp.logical_and(n > 0, tnp.logical_and(p > 0, p <= 1))
+
+    def _logpmf(self, k, n, p):
+        return (sc.gammaln(n + k) - sc.gammaln(k + 1) - sc.gammaln(n) + sc.xlogy(n, p)
+                + sc.xlog1py(k, -p))
+
+    def _cdf(self, k, n, p):
+        return sc.betainc(n, k + 1, p)
+
+    def _sf(self, k, n, p):
+        return sc.betainc(k + 1, n, 1 - p)
+
+
+class betabinom_gen(Discrete):
+    """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed."""
+    name = "betabinom"
+    shapes = (("n", 1.0), ("a", 1.0), ("b", 1.0))
+    integer_shapes = ("n",)
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15}
+    notes = "``cdf`` and the rest (SciPy sums the pmf) are not provided."
+
+    def _argcheck(self, n, a, b):
+        return tnp.logical_and(_is_count(n), tnp.logical_and(a > 0, b > 0))
+
+    def _support(self, n, a, b):
+        return 0.0, n
+
+    def _logpmf(self, k, n, a, b):
+        return (_log_binom_coefficient(n, k) + sc.betaln(k + a, n - k + b) - sc.betaln(a, b))
+
+
+bernoulli = bernoulli_gen()
+poisson = poisson_gen()
+geom = geom_gen()
+binom = binom_gen()
+nbinom = nbinom_gen()
+betabinom = betabinom_gen()
