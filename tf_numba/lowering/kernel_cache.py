@@ -90,8 +90,9 @@ class Kernel:
             return
         from numba.core import compiler
         with numba.core.compiler_lock.global_compiler_lock:
-            cres = compiler.CompileResult._rebuild(self.dispatcher.targetctx,
-                                                   *pickle.loads(payload))
+            context = self.dispatcher.targetctx
+            context.refresh()       # as numba's cache does before it rebuilds a result
+            cres = compiler.CompileResult._rebuild(context, *pickle.loads(payload))
             _add_overload(self.dispatcher, cres)
 
 
