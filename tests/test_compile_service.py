@@ -188,3 +188,47 @@ def test_a_batch_size_sweep_compiles_one_kernel():
         np.testing.assert_allclose(value, want_value, rtol=1e-12)
         np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
     assert tf.cache_info()["misses"] - before == 1        # one kernel source for them all
+
+
+def test_threads_share_a_compiling_plan_and_all_get_right_answers():
+    import threading
+    f = tf.jit(lambda x: tnp.sum(tnp.exp(x) * 0.9375, axis=0))
+    x = np.linspace(0.0, 1.0, 24).reshape(6, 4)
+    want = np.sum(np.exp(x) * 0.9375, axis=0)
+    errors = []
+
+    def calls():
+        try:
+            for _ in range(200):
+                np.testing.assert_allclose(f(x), want, rtol=1e-14)
+        except Exception as err:          # reported below, with the thread's failure
+            errors.append(err)
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    f.lower(x).plan.compile()
+    np.testing.assert_allclose(f(x), want, rtol=1e-14)
+
+
+def test_two_processes_that_need_the_same_kernel_both_succeed(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        f = tf.jit(lambda x: tnp.max(tnp.sin(x) * 2.125))
+        x = np.linspace(0.0, 3.0, 40)
+        for _ in range(5):
+            y = f(x)
+        f.lower(x).plan.compile()
+        print(float(f(x)), float(y))
+    """)
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    runs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    want = float(np.max(np.sin(np.linspace(0.0, 3.0, 40)) * 2.125))
+    for run in runs:
+        out, err = run.communicate(timeout=180)
+        assert run.returncode == 0, err
+        assert [float(v) for v in out.split()] == [pytest.approx(want, rel=1e-15)] * 2

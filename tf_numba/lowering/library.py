@@ -5,15 +5,12 @@ A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the o
 equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
 NumPy impl between compiled segments instead.
 """
-import collections
 import math
 
 from ..core import dtypes
-from ..core.ir import Var
 from ..core.primitive import register
 from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting
-from ..transforms.simplify import dead_code_elimination
 from . import loops, unrolled
 from .codegen import consumable
 from .scalar_exprs import ctor
@@ -239,75 +236,6 @@ def _dot_operand(em, src, aval, groups):
     name = em.fresh("op")
     em.emit(f"{name} = np.ascontiguousarray({moved}).reshape(({sizes}))")
     return name, transposed
-
-
-def fold_transposed_operands(program):
-    """``program`` with each product of a ``transpose(y)`` reading ``y`` itself, its axes
-    renamed in the dimension numbers, where that keeps the order of the operand's free
-    axes (which order the product's); transposes left unread go. BLAS reads either
-    order, so the product no longer copies the transposed view into C order first (2 MB
-    for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too). A
-    transpose of a product read nowhere else becomes the swapped product
-    (``_swapped_product``)."""
-    producers, eqns, changed = {}, [], False
-    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
-    readers.update(v for v in program.outvars if type(v) is Var)
-    for eqn in program.eqns:
-        if eqn.prim.name == "dot_general":
-            folded = _through_transposes(eqn, producers)
-        elif eqn.prim.name == "transpose":
-            folded = _swapped_product(eqn, producers, readers)
-        else:
-            folded = eqn
-        changed |= folded is not eqn
-        eqn = folded
-        producers.update((v, eqn) for v in eqn.outvars)
-        eqns.append(eqn)
-    return dead_code_elimination(program.replace(eqns=eqns)) if changed else program
-
-
-def _swapped_product(eqn, producers, readers):
-    """A transpose that swaps the two free blocks of a product ``a . b`` (read nowhere
-    else) as the product ``b . a``, which BLAS writes in that order: no strided view of
-    the product for the next step to read (a stacked input a scan reads row by row)."""
-    x = eqn.invars[0]
-    product = producers.get(x)
-    if product is None or product.prim.name != "dot_general" or readers[x] != 1:
-        return eqn
-    (lc, rc), (lb, rb) = product.params["dimension_numbers"]
-    a, b = product.invars
-    nb = len(lb)
-    n_lfree = len(a.aval.shape) - len(lc) - nb
-    n_rfree = len(b.aval.shape) - len(rc) - nb
-    batch = tuple(range(nb))
-    lfree = tuple(range(nb, nb + n_lfree))
-    rfree = tuple(range(nb + n_lfree, nb + n_lfree + n_rfree))
-    if tuple(eqn.params["permutation"]) != batch + rfree + lfree:
-        return eqn
-    params = dict(product.params, dimension_numbers=((rc, lc), (rb, lb)))
-    return type(eqn)(product.prim, (b, a), eqn.outvars, params, product.source)
-
-
-def _through_transposes(eqn, producers):
-    """``eqn`` (a dot_general) reading the source of each transposed operand it can, or
-    ``eqn`` itself. Operand axis i of ``transpose(y, perm)`` is axis perm[i] of y."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    ins, dims = list(eqn.invars), [[lc, lb], [rc, rb]]
-    for k, x in enumerate(eqn.invars):
-        producer = producers.get(x)
-        if producer is None or producer.prim.name != "transpose":
-            continue
-        perm = producer.params["permutation"]
-        contracting, batch = dims[k]
-        free = [perm[i] for i in range(len(perm)) if i not in contracting and i not in batch]
-        if free == sorted(free):
-            ins[k] = producer.invars[0]
-            dims[k] = [tuple(perm[i] for i in contracting), tuple(perm[i] for i in batch)]
-    if ins == list(eqn.invars):
-        return eqn
-    params = dict(eqn.params, dimension_numbers=((dims[0][0], dims[1][0]),
-                                                 (dims[0][1], dims[1][1])))
-    return type(eqn)(eqn.prim, tuple(ins), eqn.outvars, params, eqn.source)
 
 
 def _dot_general(em, ins, outs, eqn):

@@ -23,8 +23,9 @@ from ..core.interpreter import eval_program
 from ..core.ir import Literal
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..ext import SCIPY_BLAS
-from . import library  # (registers the lowering rules; folds transposed operands)
-from . import control  # (and those of the loops and branches)
+from ..transforms.lowering_rewrites import prepare_for_lowering
+from . import library  # noqa: F401  (registers the lowering rules)
+from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS
@@ -57,8 +58,7 @@ class Plan:
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache, parallel):
-        program = library.fold_transposed_operands(
-            control.hoist_step_independent_work(program))
+        program = prepare_for_lowering(program)
         groups = split(program)
         after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
