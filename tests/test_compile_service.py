@@ -232,3 +232,18 @@ def test_two_processes_that_need_the_same_kernel_both_succeed(tmp_path):
         out, err = run.communicate(timeout=180)
         assert run.returncode == 0, err
         assert [float(v) for v in out.split()] == [pytest.approx(want, rel=1e-15)] * 2
+
+
+def test_an_idle_worker_leaves_and_a_new_one_takes_the_next_job(monkeypatch):
+    monkeypatch.setenv("TF_NUMBA_WORKER_IDLE_SECONDS", "1")
+    service = CompileService(max_workers=1)
+    x = np.linspace(0.0, 1.0, 9)
+    first, seg = _request_for(lambda x: x * 0.171875 + 1.0, x)
+    job = service.submit(first)
+    assert job.done.wait(120) and job.error is None, job.error
+    (pid,) = service.worker_pids()
+    assert _wait_for(lambda: not service.worker_pids(), 30)     # it left, idle
+    second, _ = _request_for(lambda x: x * 0.203125 - 1.0, x)
+    job = service.submit(second)
+    assert job.done.wait(120) and job.error is None, job.error
+    assert service.worker_pids() != [pid] and service.info()["retries"] == 0

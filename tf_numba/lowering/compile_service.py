@@ -45,15 +45,24 @@ def write_message(stream, obj):
 
 
 def read_message(stream):
-    """The next message, or None at end of stream."""
-    head = stream.read(_HEADER.size)
-    if len(head) < _HEADER.size:
+    """The next message, or None at end of stream (``stream`` may return short reads)."""
+    head = _read_exactly(stream, _HEADER.size)
+    if head is None:
         return None
     (size,) = _HEADER.unpack(head)
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    return pickle.loads(data)
+    data = _read_exactly(stream, size)
+    return None if data is None else pickle.loads(data)
+
+
+def _read_exactly(stream, size):
+    parts, missing = [], size
+    while missing:
+        part = stream.read(missing)
+        if not part:
+            return None
+        parts.append(part)
+        missing -= len(part)
+    return b"".join(parts)
 
 
 class Job:
@@ -182,7 +191,11 @@ class CompileService:
             if orphans:
                 self.stats["worker_deaths"] += 1
         for _, job in orphans:
-            if job.attempts < MAX_ATTEMPTS:
+            if worker.process.returncode == 0:
+                # it left idle just as the job was sent: not the job's fault
+                job.attempts -= 1
+                self._dispatch(job)
+            elif job.attempts < MAX_ATTEMPTS:
                 self.stats["retries"] += 1
                 self._dispatch(job)
             else:

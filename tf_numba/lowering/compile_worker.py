@@ -8,10 +8,13 @@ is numba's own serialized compile result (what its disk cache stores), which the
 process rebuilds (``Kernel.install``).
 """
 import os
+import select
 import sys
 import time
 
 from .compile_service import read_message, write_message
+
+IDLE_SECONDS = float(os.environ.get("TF_NUMBA_WORKER_IDLE_SECONDS", "60"))
 
 
 def _module(request, modules={}):
@@ -76,12 +79,18 @@ def main():
         os.nice(10)         # the user's interpreted steps come first on a busy machine
     except (AttributeError, OSError):
         pass
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # unbuffered, so that select() sees every byte not yet read
+    stdin, stdout = open(sys.stdin.fileno(), "rb", buffering=0), sys.stdout.buffer
     sys.stdout = sys.stderr          # nothing printed may reach the reply pipe
     import numba
     from . import kernel_cache  # noqa: F401  (its compile listener sets SLP per kernel)
     numba.njit(lambda x: x + 1)(1)   # numba's one-time start, before the first job
     while True:
+        # an idle worker leaves (its memory is ~200 MB); the service starts another when
+        # a job comes
+        ready, _, _ = select.select([stdin], [], [], IDLE_SECONDS)
+        if not ready:
+            break
         message = read_message(stdin)
         if message is None:
             break
