@@ -49,7 +49,7 @@ def _count(shape, axes, name):
     """The number of elements in ``axes``: a Python int, or for symbolic lengths an int64
     traced value (``dim_size``)."""
     dims = [shape[a] for a in axes]
-    if not any(isinstance(d, Sym) for d in dims):
+    if not builtins.any(isinstance(d, Sym) for d in dims):
         return math.prod(dims)
     return layout.dim_size(dims)
 
