@@ -1,5 +1,6 @@
-"""The first minute: whole training scripts in fresh processes, tf_numba cold, warm and edited
-beside JAX (float64) and NumPy.
+"""The first minute: whole training scripts in fresh processes, tf_numba beside JAX and NumPy.
+
+tf_numba runs each script cold, warm and edited; JAX in float64; NumPy with hand gradients.
 
 Each workload is one script per tool in ``perf/first_minute/`` (``<name>_<tool>.py``), a
 training loop as a user writes it, with a stopwatch (``_clock.py``) that writes one JSON line
@@ -30,22 +31,26 @@ which then slow both sides of a ratio). Times are seconds from the spawn of the 
 the first training step, ``1st compiled`` to the end of the first step from which steps run
 at compiled speed (within 3x of the fastest steady step time among the tool's runs in that
 round, ``_clock.first_compiled_step``: the same rule for every tool, needing nothing from a
-library's internals), ``exit`` from the script's last statement to the process's end.
+library's internals; "never" when no step got there, as when a compile lands only after the
+script ends), ``exit`` from the script's last statement to the process's end.
 
 Targets, per workload: cold wall <= 1.0x JAX's; warm wall <= 0.5x JAX's; edited wall
 <= 1.0x JAX's; tf_numba's first compiled step after the edit no later than JAX's first step;
-the losses the tf_numba scripts print equal JAX's (6 significant digits) in every run.
+the losses the tf_numba scripts print equal JAX's (6 significant digits) in every run. A
+script that dies before its end counts as an infinite time (its stderr is printed); one that
+finishes and then fails to exit keeps its times, and its exit code is shown.
 
 ``--exit-check N`` instead runs each tf_numba script N times with the default settings (an
 empty cache directory each time, so a compile is in flight when short scripts end;
 ``--exit-cache shared`` keeps one) and counts the runs that exit 0.
 
-    python perf/first_minute.py [--rounds N] [--only mlp,rnn] [--json PATH]
+    python perf/first_minute.py [--rounds N | --quick] [--only mlp,rnn] [--json PATH]
                                 [--python PYTHON] [--repo CHECKOUT] [--fresh-numba-cache]
     python perf/first_minute.py --exit-check 20 [--only rnn] [--exit-cache fresh|shared]
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -69,7 +74,8 @@ LABEL = {TF: "tf_numba", JAX: "jax", NUMPY: "numpy (1 BLAS thread)"}
 PHASES = ("cold", "warm", "edited")
 NAMESPACE = {TF: "tnp", JAX: "jnp"}     # the ``{np}`` of an edit
 
-# name: (what it trains, (old, new) text of the edit, ``{np}`` the tool's numpy namespace)
+# name: (what it trains, (old, new): the edit, a text substitution where ``{np}`` stands for
+# the tool's numpy namespace)
 WORKLOADS = {
     "linreg": ("linear regression, 1000x20, dict params, 500 GD steps",
                ("1e-3 * {np}.sum", "2e-3 * {np}.sum")),           # a constant
@@ -155,7 +161,8 @@ def run_script(args, path, env):
     try:
         with open(out) as f:
             record = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError):       # the script died before its end: no times, and a
+        run.update(wall=math.inf, wall_measured=wall)   # tf_numba / JAX ratio of infinity
         return run
     startup = record["t0_epoch"] - spawn_epoch
     ends = [startup + e for e in record["ends"]]
@@ -166,6 +173,15 @@ def run_script(args, path, env):
                                                      record["ends"])],
                 "modules": record["modules"], "tf_cache_info": record.get("tf_cache_info")})
     return run
+
+
+def fmt_time(seconds, infinite="never"):
+    """``_bench.fmt_time``; infinity (never compiled, or the script failed) as ``infinite``."""
+    return infinite if seconds == math.inf else _bench.fmt_time(seconds)
+
+
+def fmt_ratio(r):
+    return "inf" if r == math.inf else _bench.fmt_ratio(r)
 
 
 def signal_name(rc):
@@ -186,12 +202,13 @@ def first_compiled(runs):
     for r in runs:
         if "durations" in r:
             i = _clock.first_compiled_step(r["durations"], min(steady))
-            r["first_compiled"], r["first_compiled_index"] = r["ends"][i], i
+            r["first_compiled_index"] = i
+            r["first_compiled"] = math.inf if i is None else r["ends"][i]   # inf: never
 
 
 def one_round(args, r, name, pycache, tools):
     """{phase: {tool: run}} for one workload in round ``r``; NumPy's run is its 'cold'."""
-    work = tempfile.mkdtemp(prefix=f"first_minute_{name}_")
+    work = tempfile.mkdtemp(prefix=f"{name}_", dir=args.workdir)
     try:
         cache = os.path.join(work, "cache")
         os.mkdir(cache)
@@ -223,7 +240,16 @@ def run_tool(args, name, tool, edited, work, cache, pycache):
     with open(path, "w") as f:
         f.write(script_text(name, tool, edited))
     env = child_env(args, tool, cache if tool == TF else None, pycache)
-    return run_script(args, path, env)
+    return checked_checkout(args, run_script(args, path, env), path)
+
+
+def checked_checkout(args, run, path):
+    """``run``, once its tf_numba (if it imported one) is known to come from ``--repo``."""
+    got = run.get("modules", {}).get("tf_numba")
+    if got and not os.path.abspath(got).startswith(args.repo + os.sep):
+        sys.exit(f"{os.path.basename(path)} imported tf_numba from {got}, not from --repo "
+                 f"{args.repo}")
+    return run
 
 
 def compare_losses(tf_run, jax_run):
@@ -246,7 +272,7 @@ def paired(rounds, phase, key_tf, key_jax="wall"):
     ratios = []
     for rd in rounds:
         a, b = rd[phase].get(TF, {}), rd[phase].get(JAX, {})
-        if a.get(key_tf) is not None and b.get(key_jax):
+        if a.get(key_tf) is not None and b.get(key_jax) and b[key_jax] != math.inf:
             ratios.append(a[key_tf] / b[key_jax])
     return statistics.median(ratios) if ratios else None
 
@@ -278,7 +304,7 @@ def summarize(name, rounds):
     for phase, what, limit in TARGETS:
         ratio = (paired(rounds, phase, "first_compiled", "first_step") if what.startswith("first")
                  else paired(rounds, phase, "wall"))
-        text = f"{phase} {what}: tf_numba / JAX = {_bench.fmt_ratio(ratio)} (<= {limit:.2f}x)"
+        text = f"{phase} {what}: tf_numba / JAX = {fmt_ratio(ratio)} (<= {limit:.2f}x)"
         targets.append(dict(target=text, met=None if ratio is None else ratio <= limit))
     if loss_checks:
         same = sum(c["same"] for c in loss_checks)
@@ -288,8 +314,11 @@ def summarize(name, rounds):
                    f"{len(loss_checks)} runs (largest relative difference of any step's loss "
                    f"{max(rels):.1e})" if rels else "printed losses equal JAX's: no losses",
             met=same == len(loss_checks)))
+    failures = {f"{LABEL[tool]} {phase}, exit {signal_name(run['rc'])}": run["stderr_tail"]
+                for rd in rounds for phase in PHASES for tool, run in rd[phase].items()
+                if run["rc"] != 0}
     return dict(name=name, title=WORKLOADS[name][0], rows=rows, targets=targets,
-                loss_checks=loss_checks,
+                loss_checks=loss_checks, failures=failures,
                 load=[rd[p][t]["load"] for rd in rounds for p in PHASES for t in rd[p]])
 
 
@@ -304,9 +333,10 @@ def print_summary(s):
     for row in s["rows"]:
         codes = ",".join(sorted(set(row["exits"])))
         print(f"   {row['phase']:<8}{LABEL[row['tool']]:<23}"
-              + "".join(f"{_bench.fmt_time(row[k]):>{w}}" for k, w in
+              + "".join(f"{fmt_time(row[k], 'failed' if k == 'wall' else 'never'):>{w}}"
+                        for k, w in
                         zip(TIMES, (9, 9, 10, 14, 13, 9)))
-              + f"{_bench.fmt_ratio(row.get('vs_jax')) if row['tool'] == TF else '':>8}  "
+              + f"{fmt_ratio(row.get('vs_jax')) if row['tool'] == TF else '':>8}  "
               + codes)
     for row in s["rows"]:
         info = row.get("tf_cache_info")
@@ -317,6 +347,9 @@ def print_summary(s):
     for c in s["loss_checks"]:
         if not c["same"]:
             print(f"   losses differ ({c['phase']}): tf_numba {c['tf']} / jax {c['jax']}")
+    for what, tail in s["failures"].items():
+        lines = tail.strip().splitlines()[-4:]
+        print(f"   failed ({what}), stderr ends:\n      " + "\n      ".join(lines))
     for t in s["targets"]:
         status = {True: "PASS", False: "MISS", None: "n/a"}[t["met"]]
         print(f"   target: {t['target']} -> {status}")
@@ -333,7 +366,8 @@ def warm_bytecode(args, pycache):
     env = child_env(args, TF, None, pycache)
     for _ in range(2):
         proc = subprocess.run([args.python, "-c", code], capture_output=True, text=True,
-                              env=env)
+                              env=env, cwd=pycache)    # not the caller's directory: it
+                                                        # would come first on sys.path
         if proc.returncode != 0:
             sys.exit(f"importing tf_numba with {args.python} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -344,18 +378,19 @@ def exit_check(args, names, pycache):
     print(f"== first_minute --exit-check: each tf_numba script {args.exit_check} times, default "
           f"settings, {args.exit_cache} cache directory ({_bench.load_average()})")
     results = {}
-    shared = tempfile.mkdtemp(prefix="first_minute_exit_")
+    shared = tempfile.mkdtemp(prefix="exit_", dir=args.workdir)
     try:
         for name in names:
             runs = []
             for _ in range(args.exit_check):
-                work = tempfile.mkdtemp(prefix=f"first_minute_{name}_", dir=shared)
+                work = tempfile.mkdtemp(prefix=f"{name}_", dir=shared)
                 cache = os.path.join(shared if args.exit_cache == "shared" else work, "cache")
                 os.makedirs(cache, exist_ok=True)
                 path = os.path.join(work, f"{name}_{TF}.py")
                 with open(path, "w") as f:
                     f.write(script_text(name, TF))
-                runs.append(run_script(args, path, child_env(args, TF, cache, pycache)))
+                runs.append(checked_checkout(
+                    args, run_script(args, path, child_env(args, TF, cache, pycache)), path))
                 shutil.rmtree(work, ignore_errors=True)
             clean = [r["rc"] == 0 for r in runs]
             streak = best = 0
@@ -384,7 +419,8 @@ def exit_check(args, names, pycache):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=None, help="default 5; --quick: 2")
+    parser.add_argument("--quick", action="store_true", help="2 rounds")
     parser.add_argument("--only", default=None,
                         help=f"comma-separated workloads (of {', '.join(WORKLOADS)})")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -402,6 +438,7 @@ def main():
                         help="--exit-check: a new cache directory per run, or one for all")
     args = parser.parse_args()
     args.repo = os.path.abspath(args.repo)
+    args.rounds = args.rounds or (2 if args.quick else 5)
     names = list(WORKLOADS) if args.only is None else args.only.split(",")
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
@@ -410,7 +447,12 @@ def main():
         for tool in NAMESPACE:
             script_text(name, tool, edited=True)
 
-    with tempfile.TemporaryDirectory(prefix="first_minute_pyc_") as pycache:
+    # every run's files under one directory; a compile that a script's background workers
+    # finish after the script ended may still land in it after the run's own removal
+    with tempfile.TemporaryDirectory(prefix="first_minute_",
+                                     ignore_cleanup_errors=True) as args.workdir:
+        pycache = os.path.join(args.workdir, "pycache")
+        os.mkdir(pycache)
         have = warm_bytecode(args, pycache)
         print(f"   tf_numba from {have['tf_numba_file']} ({args.python})")
         if args.exit_check:
@@ -447,8 +489,12 @@ def main():
                         run.pop(key, None)
     if args.json:
         with open(args.json, "w") as f:
+            # ``summary`` as perf/report.py reads it: (case, target, met) rows
+            summary = [dict(case=s["name"], target=t["target"], met=t["met"])
+                       for s in summaries for t in s["targets"]]
             json.dump(dict(name="first_minute", args=vars(args), machine=_bench.machine_info(),
-                           foreign_cores=foreign.cores, summaries=summaries, runs=results),
+                           foreign_cores=foreign.cores, summary=summary, summaries=summaries,
+                           runs=results),
                       f, indent=1, default=str)
 
 

@@ -35,6 +35,7 @@ BENCHMARKS = [
     ("loop_bench", [], []),
     ("nn_bench", [], []),
     ("ext_bench", [], []),
+    ("eager_bench", [], []),
 ]
 # BLAS-bound benchmarks run twice: as installed (2 BLAS threads), and with one thread per
 # library, which another job holding a core cannot stall (2-thread OpenBLAS can lose 30x).

@@ -228,6 +228,30 @@ def test_qr_and_svd_on_numpys_lapack_match_scipys(dtype):
         numpy_lapack.svd(broken, full_matrices=False, compute_uv=True)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_cho_inverse_on_numpys_lapack_inverts_the_factored_matrix(dtype):
+    """numpy_lapack.cho_inverse (potri) against np.linalg.inv of L L^H: only the lower
+    triangle of L is read; a zero pivot is a LinAlgError."""
+    from tf_numba.ext import linalg, numpy_lapack
+    cplx = np.dtype(dtype).kind == "c"
+    k = spd(2, 5, 5, cplx=cplx)
+    low = np.linalg.cholesky(k)
+    junk = low + 7 * np.triu(np.ones((5, 5)), 1)
+    tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    want = np.linalg.inv(k)
+    impls = [linalg._cho_inverse_fallback] + ([numpy_lapack.cho_inverse]
+                                              if numpy_lapack.AVAILABLE else [])
+    for impl in impls:
+        got = impl(junk.astype(dtype) if impl is not linalg._cho_inverse_fallback
+                   else low.astype(dtype))
+        assert got.dtype == dtype
+        close(got, want, tol)
+    close(linalg.cho_inverse(junk.astype(dtype)), want, tol)
+    if numpy_lapack.AVAILABLE:
+        with pytest.raises(np.linalg.LinAlgError, match="singular"):
+            numpy_lapack.cho_inverse(np.tril(np.ones((3, 3)), -1).astype(dtype))
+
+
 def test_the_scipy_fallback_serves_the_family(monkeypatch):
     """Where NumPy's library lacks trsm/getrf the family's impls are SciPy's, and qr and
     svd are np.linalg's: the same values through the public functions."""
@@ -308,6 +332,11 @@ def test_non_square_input_is_a_linalg_error():
 
 # ---------------------------------------------------------------- derivatives
 
+def _cho_inverse(low):
+    from tf_numba.ext import linalg
+    return linalg.cho_inverse(low)
+
+
 GRAD_CASES = [
     ("solve", lambda a, b: TL.solve(a, b), lambda: (well(2, 3, 3), rnd(2, 3, 2))),
     ("solve_vector", lambda a, b: TL.solve(a, b), lambda: (well(3, 3), rnd(3))),
@@ -353,6 +382,8 @@ GRAD_CASES = [
     ("lu_solve_trans", lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b, trans=1),
      lambda: (well(3, 3), rnd(3))),
     ("expm", tsl.expm, lambda: (rnd(2, 3, 3) / 2,)),
+    ("cho_inverse", lambda a: _cho_inverse(TL.cholesky(a)), lambda: (spd(2, 3, 3),)),
+    ("cho_inverse_factor", lambda low: _cho_inverse(low), lambda: (well(3, 3),)),
     ("expm_frechet", lambda a, e: tsl.expm_frechet(a, e, compute_expm=False),
      lambda: (rnd(3, 3) / 2, rnd(3, 3, seed=1))),
 ]
@@ -393,6 +424,7 @@ COMPLEX_CASES = [
      lambda: (np.tril(crnd(3, 3)) + 3 * np.eye(3), crnd(3, 2))),
     ("cho_solve", lambda a, b: tsl.cho_solve(tsl.cho_factor(a), b),
      lambda: (spd(3, 3, cplx=True), crnd(3, 2))),
+    ("cho_inverse", lambda a: _cho_inverse(TL.cholesky(a)), lambda: (spd(3, 3, cplx=True),)),
 ]
 
 

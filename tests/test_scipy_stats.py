@@ -170,6 +170,79 @@ def test_far_tails_where_scipy_underflows():
     np.testing.assert_allclose(stats.expon.logcdf(1e-20), np.log(1e-20), rtol=1e-15)
 
 
+def test_quantiles_far_out_in_the_tails():
+    # truncnorm beyond |a| ~ 37, where ndtr(a) underflows: ndtri_exp of the log target
+    q = np.array([1e-12, 0.01, 0.5, 0.99, 1 - 1e-9])
+    for a, b in ((50.0, 51.0), (-61.0, -60.0), (40.0, np.inf), (-np.inf, -45.0)):
+        # (isf's ndtr(b) - q mass cancels for q near 1, in SciPy's formula too)
+        for method, rtol in (("ppf", 1e-13), ("isf", 1e-9)):
+            got = getattr(stats.truncnorm, method)(q, a, b)
+            assert np.all((got >= a) & (got <= b))
+            np.testing.assert_allclose(got, getattr(st.truncnorm, method)(q, a, b),
+                                       rtol=rtol)
+        g = tf.grad(lambda v, lo: tnp.sum(stats.truncnorm.ppf(v, lo, lo + 1.0)),
+                    argnums=(0, 1))(q, a if np.isfinite(a) else b - 1.0)
+        assert np.all(np.isfinite(g[0])) and np.isfinite(g[1])
+    # chi2/gamma isf and t ppf at tiny tail probabilities, large df
+    q = np.array([1e-300, 1e-100, 1e-20])
+    np.testing.assert_allclose(stats.chi2.isf(q, 3.0), st.chi2.isf(q, 3.0), rtol=1e-14)
+    np.testing.assert_allclose(stats.gamma.isf(q, 0.2), st.gamma.isf(q, 0.2), rtol=1e-14)
+    for df in (0.3, 40.0, 1e9):
+        np.testing.assert_allclose(stats.t.ppf(q[1:], df), st.t.ppf(q[1:], df), rtol=1e-12)
+        np.testing.assert_allclose(stats.t.isf(q[1:], df), st.t.isf(q[1:], df), rtol=1e-12)
+
+
+def test_quantile_at_the_median_and_its_derivative():
+    # t and gennorm take the median apart (sqrt and x**(1/beta) have no derivative at 0):
+    # 0, with slope 1 / pdf(0)
+    for dist, shape in ((stats.t, 3.5), (stats.gennorm, 1.6)):
+        d = tf.grad(lambda q: dist.ppf(q, shape))(0.5)
+        assert dist.ppf(0.5, shape) == 0.0
+        np.testing.assert_allclose(d, 1 / dist.pdf(0.0, shape), rtol=1e-13)
+        h = 1e-6
+        np.testing.assert_allclose(d, (dist.ppf(0.5 + h, shape) - dist.ppf(0.5 - h, shape))
+                                   / (2 * h), rtol=1e-7)
+        # the edges run on the median: their derivatives are 0, not NaN
+        g = tf.grad(lambda q: tnp.sum(dist.ppf(q, shape)))(np.array([0.0, 1.0, 1.5]))
+        np.testing.assert_array_equal(g, 0.0)
+
+
+def test_discrete_quantiles_are_step_functions_without_derivative():
+    for name, params in (("poisson", (3.5,)), ("binom", (10.0, 0.3)),
+                         ("nbinom", (3.5, 0.4)), ("betabinom", (10.0, 2.5, 1.5)),
+                         ("geom", (0.3,))):
+        dist = getattr(stats, name)
+        for method in ("ppf", "isf"):
+            fn = getattr(dist, method)
+            g = tf.grad(lambda q, *ps: tnp.sum(fn(q, *ps)),
+                        argnums=tuple(range(1 + len(params))))(
+                np.array([0.1, 0.5, 0.95]), *(np.float64(v) for v in params))
+            for gi in g:
+                np.testing.assert_array_equal(gi, 0.0)
+            # the least k whose cdf reaches q (whose sf falls to it)
+            q = np.array([0.05, 0.5, 0.93])
+            k = fn(q, *params)
+            if method == "ppf":
+                assert np.all(dist.cdf(k, *params) >= q) and np.all(dist.cdf(k - 1, *params) < q)
+            else:
+                assert np.all(dist.sf(k, *params) <= q) and np.all(dist.sf(k - 1, *params) > q)
+
+
+def test_vonmises_cdf_counts_whole_turns_and_matches_the_integral_of_the_pdf():
+    x = np.array([-7.0, -3.0, 0.4, 2.5, 9.0])
+    for kappa in (0.0, 0.7, 12.0, 80.0):
+        np.testing.assert_allclose(stats.vonmises.cdf(x, kappa), st.vonmises.cdf(x, kappa),
+                                   rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(stats.vonmises.cdf(x + 2 * np.pi, kappa),
+                                   stats.vonmises.cdf(x, kappa) + 1, rtol=1e-13, atol=1e-15)
+        # d/dx cdf = pdf, to the series' truncation (~1e-13 absolute); not for the normal
+        # approximation above kappa = 50 (SciPy's too), off by ~1e-3 relative
+        if kappa < 50:
+            np.testing.assert_allclose(
+                tf.grad(lambda v: tnp.sum(stats.vonmises.cdf(v, kappa)))(x),
+                st.vonmises.pdf(x, kappa), rtol=1e-10, atol=1e-12)
+
+
 # ---------------------------------------------------------------- arguments
 
 def test_parameters_broadcast_positionally_and_by_keyword():
@@ -207,6 +280,9 @@ INVALID = [
     ("bernoulli", "pmf", (1, 1.5)), ("binom", "logpmf", (1, 2.5, 0.5)),
     ("binom", "cdf", (1, 3, -0.1)), ("poisson", "sf", (1, -1.0)), ("geom", "ppf", (0.5, 0.0)),
     ("nbinom", "pmf", (1, 0.0, 0.5)), ("betabinom", "logpmf", (1, 3, 0.0, 1.0)),
+    ("t", "ppf", (0.3, -1.0)), ("gamma", "isf", (0.3, 0.0)), ("beta", "ppf", (0.3, 1.0, -1.0)),
+    ("vonmises", "cdf", (0.5, -1.0)), ("betabinom", "cdf", (1, 3, 1.0, -1.0)),
+    ("poisson", "ppf", (0.5, -1.0)), ("binom", "isf", (0.5, 3, 1.5)),
 ]
 
 
@@ -222,10 +298,10 @@ def test_invalid_parameters_give_scipys_nan(name, method, args):
 
 
 def test_methods_without_a_formula_raise_unsupported():
-    with pytest.raises(UnsupportedError, match=r"t\.ppf"):
-        stats.t.ppf(0.5, 3.0)
-    with pytest.raises(UnsupportedError, match=r"vonmises\.cdf"):
-        stats.vonmises.cdf(0.5, 3.0)
+    with pytest.raises(UnsupportedError, match=r"vonmises\.ppf"):
+        stats.vonmises.ppf(0.5, 3.0)
+    with pytest.raises(UnsupportedError, match=r"vonmises\.isf"):
+        stats.vonmises.isf(0.5, 3.0)
 
 
 # ---------------------------------------------------------------- derivatives
@@ -380,6 +456,23 @@ def test_multivariate_normal_second_derivatives_in_x_mean_and_cov():
     # allow_singular (eigh): distinct eigenvalues, derivatives in x and mean
     check_grads(lambda a, m: stats.multivariate_normal.logpdf(a, m, cov, allow_singular=True),
                 (x, mean), order=2, modes=("rev",))
+    check_grads(stats.multivariate_normal.logpdf, (x, mean, cov), order=2, modes=("fwd",))
+
+
+def test_multivariate_normal_cov_gradient_is_the_closed_form():
+    # one covariance: its own reverse rule; a stack of one: reverse mode through cholesky
+    rng = np.random.default_rng(5)
+    cov, mean, x = _spd(rng, 4), rng.standard_normal(4), rng.standard_normal((5, 4))
+    gx, gc = tf.grad(lambda a, c: tnp.sum(stats.multivariate_normal.logpdf(a, mean, c)),
+                     argnums=(0, 1))(x, cov)
+    alpha = np.linalg.solve(cov, (x - mean).T)
+    w = 0.5 * (alpha @ alpha.T - 5 * np.linalg.inv(cov))
+    np.testing.assert_allclose(gx, -alpha.T, rtol=1e-12)
+    np.testing.assert_allclose(gc, np.tril(2 * w) - np.diag(np.diag(w)), rtol=1e-12,
+                               atol=1e-15)
+    stacked = tf.grad(lambda c: tnp.sum(stats.multivariate_normal.logpdf(x, mean, c)))(
+        cov[None])
+    np.testing.assert_allclose(stacked[0], gc, rtol=1e-12, atol=1e-15)
 
 
 def test_dirichlet_and_multinomial_match_scipy():
@@ -468,7 +561,8 @@ def test_jit_equals_the_interpreter():
     def f(x, mean, cov, z):
         return (tnp.sum(stats.multivariate_normal.logpdf(x, mean, cov))
                 + tnp.sum(stats.t.logpdf(z, 3.5, 0.2)) + tnp.sum(stats.gamma.cdf(z, 1.7))
-                + tnp.sum(stats.poisson.logpmf(3, z)))
+                + tnp.sum(stats.poisson.logpmf(3, z)) + tnp.sum(stats.gamma.isf(0.3, z))
+                + tnp.sum(stats.betabinom.cdf(np.array([1.0, 4.0, 7.0, 2.0]), 10, z, 1.5)))
     g = tf.value_and_grad(f, argnums=(0, 1, 2, 3))
     got, want = tf.jit(g, tiered=False)(x, mean, cov, z), g(x, mean, cov, z)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-13)

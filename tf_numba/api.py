@@ -73,8 +73,8 @@ class TracedFunction:
     trace has the same structure (``transforms.cache``).
     """
 
-    def __init__(self, fn, args, kwargs, known=None):
-        leaves, self.in_tree = pytree.flatten(args)
+    def __init__(self, fn, args, kwargs, known=None, flat=None):
+        leaves, self.in_tree = pytree.flatten(args) if flat is None else flat
         if known is None:
             self.leaves = [_as_array(x) for x in leaves]
             self.inputs = self.leaves
@@ -91,7 +91,6 @@ class TracedFunction:
                 flat = [next(it) if i in known else x for i, x in enumerate(self.leaves)]
             out = fn(*pytree.unflatten(self.in_tree, flat), **kwargs)
             out_leaves, self.out_tree = pytree.flatten(out)
-            self.out = out
             return out_leaves
 
         with ProgramBuilder(known_values=known is not None) as builder:
@@ -153,7 +152,7 @@ def _bind_static(fn, args, static_argnums):
 
 
 def _normalize_argnums(argnums, num_args, what="argnums"):
-    single = isinstance(argnums, numbers.Integral)
+    single = type(argnums) is int or isinstance(argnums, numbers.Integral)
     nums = (argnums,) if single else tuple(argnums)
     if num_args is not None:
         for a in nums:
@@ -166,14 +165,15 @@ def _normalize_argnums(argnums, num_args, what="argnums"):
 
 
 def _flat_args(args):
-    """Per positional argument: (its leaves, its tree, the range of its leaves in the
-    flattened arguments)."""
+    """``(leaves, tree)`` of the argument tuple, and per positional argument: (its
+    leaves, its tree, the range of its leaves among ``leaves``)."""
+    leaves, tree = pytree.flatten(args)
     out, start = [], 0
-    for a in args:
-        leaves, tree = pytree.flatten(a)
-        out.append((leaves, tree, range(start, start + len(leaves))))
-        start += len(leaves)
-    return out
+    for child in tree.children:
+        stop = start + child.num_leaves
+        out.append((leaves[start:stop], child, range(start, stop)))
+        start = stop
+    return (leaves, tree), out
 
 
 def _check_differentiable(flat_args, argnums, fname):
@@ -232,9 +232,9 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
         aux_tree.append(aux_def)
         return [out] + aux_leaves
 
-    flat_args = _flat_args(args)
+    flat, flat_args = _flat_args(args)
     wrt = _check_differentiable(flat_args, nums, "grad")
-    traced = TracedFunction(scalar_fn, args, kwargs, known=wrt)
+    traced = TracedFunction(scalar_fn, args, kwargs, known=wrt, flat=flat)
     mask = traced.mask(range(len(traced.inputs)))
     program = TRANSFORMS.get_or_build(
         ("grad", len(traced.inputs), keep_value), traced.program,
@@ -255,7 +255,8 @@ def _unflatten_grads(flat_args, argnums, nums, by_leaf):
     for a in nums:
         _, tree, indices = flat_args[a]
         per_arg.append(pytree.unflatten(tree, [by_leaf[i] for i in indices]))
-    return per_arg[0] if isinstance(argnums, numbers.Integral) else tuple(per_arg)
+    single = type(argnums) is int or isinstance(argnums, numbers.Integral)
+    return per_arg[0] if single else tuple(per_arg)
 
 
 def value_and_grad(fn, argnums=0, has_aux=False):

@@ -5,7 +5,10 @@ A key is a plain ``(2,)`` int64 array holding two 32-bit words (tf_numba has no 
 ``np.asarray(jax_key)`` is accepted and ``key.astype(np.uint32)`` is JAX's key data). A
 sampler is a pure function of its key: the same key gives the same numbers eagerly, under
 ``jit`` (where Threefry is elementwise integer arithmetic fused into the kernel) and under
-``vmap`` over keys. Reuse of a key gives the same numbers again: ``split`` it.
+``vmap`` over keys: the same bits for keys, ``bits``, ``uniform`` and the integer samplers;
+samplers that take a ``log`` may differ in the last bit between eager and ``jit`` (NumPy's
+``log`` against the compiled one, within an ulp). Reuse of a key gives the same numbers
+again: ``split`` it.
 
 >>> k = random.key(0)
 >>> k, sub = random.split(k)
@@ -16,8 +19,8 @@ Keys, ``bits``, ``uniform`` on [0, 1), ``bernoulli``, ``randint``, ``permutation
 ``shuffle`` and ``choice`` give JAX's values to the bit (float64 as JAX with
 ``jax_enable_x64``, float32 as JAX's default); ``uniform`` on other bounds (XLA may fuse its
 multiply-add), ``normal``, ``truncated_normal``, ``exponential``, ``gumbel``, ``laplace`` and
-``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and ``categorical`` with it but where that ulp decides an argmax;
-``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
+``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and
+``categorical`` with it but where that ulp decides an argmax; ``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
 The samplers JAX differentiates (uniform's bounds, the normal family, gamma and what is
 built on it, by implicit differentiation) are differentiable.
 """

@@ -68,20 +68,21 @@ def steady(durations):
 def first_compiled_step(durations, steady_time=None):
     """Index of the first step that, and the median of the ``CONFIRM_STEPS`` steps it starts
     (fewer at the end), take at most ``FAST_FACTOR`` times ``steady_time`` (default: this
-    run's ``steady``). The median lets a stall among compiled steps pass; a run whose compile
-    never lands looks compiled against its own steady time, so the harness passes the
-    fastest steady time of the same script's runs.
+    run's ``steady``); None if no step does. The median lets a stall among compiled steps
+    pass; a run whose compile never lands looks compiled against its own steady time, so the
+    harness passes the fastest steady time of the same script's runs.
 
     >>> first_compiled_step([5, 4, 1, 1, 9, 1, 1, 1, 1, 1])
     2
-    >>> first_compiled_step([5, 4, 4, 4, 4], steady_time=1)
+    >>> first_compiled_step([5, 4, 4, 4, 1], steady_time=1)
     4
+    >>> first_compiled_step([5, 4, 4, 4, 4], steady_time=1) is None
+    True
     """
     limit = FAST_FACTOR * (steady(durations) if steady_time is None else steady_time)
     return next((i for i in range(len(durations))
                  if durations[i] <= limit
-                 and statistics.median(durations[i:i + CONFIRM_STEPS]) <= limit),
-                len(durations) - 1)
+                 and statistics.median(durations[i:i + CONFIRM_STEPS]) <= limit), None)
 
 
 def done(**extra):
@@ -93,7 +94,8 @@ def done(**extra):
     modules = {name: getattr(sys.modules[name], "__file__", None)
                for name in ("tf_numba", "jax", "numpy") if name in sys.modules}
     record = dict(t0_epoch=T0_EPOCH, imported=_marks["import"], begin=_marks["begin"],
-                  first_step=_ends[0], first_compiled=_ends[first], first_compiled_index=first,
+                  first_step=_ends[0], first_compiled=None if first is None else _ends[first],
+                  first_compiled_index=first,
                   steady_step=steady(durations),
                   done=total, steps=len(_ends), ends=_ends, losses=_losses,
                   modules=modules, **extra)

@@ -32,7 +32,7 @@ def loss(params, xs, ys):
 @jax.jit
 def step(params, xs, ys):
     value, grads = jax.value_and_grad(loss)(params, xs, ys)
-    return {k: params[k] - 0.05 * grads[k] for k in params}, value
+    return {k: params[k] - 0.02 * grads[k] for k in params}, value
 
 
 clock.begin()

@@ -33,7 +33,7 @@ def step(params, xs, ys):
         grads["wh"] += hs[t].T @ da
         grads["b"] += da.sum(axis=0)
         dh = da @ wh.T
-    return {k: params[k] - 0.05 * grads[k] for k in params}, value
+    return {k: params[k] - 0.02 * grads[k] for k in params}, value
 
 
 clock.begin()

@@ -16,8 +16,10 @@ from ..errors import DTypeError
 
 
 class ShapedArray:
-    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned."""
-    __slots__ = ("shape", "dtype", "_hash")
+    """Abstract value: a shape (ints or ``Sym``) and a supported dtype. Interned, so
+    equality is identity (object's own ``==`` and hash, which cost no Python call).
+    ``concrete``: every dim is an int."""
+    __slots__ = ("shape", "dtype", "concrete")
     _interned = {}
 
     def __new__(cls, shape, dtype):
@@ -35,7 +37,7 @@ class ShapedArray:
         self = object.__new__(cls)
         self.shape = shape
         self.dtype = dtype
-        self._hash = hash(key)
+        self.concrete = all(type(d) is int for d in shape)
         cls._interned[key] = self
         return self
 
@@ -43,17 +45,28 @@ class ShapedArray:
     def ndim(self):
         return len(self.shape)
 
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        return self is other
-
     def __reduce__(self):
         return (ShapedArray, (self.shape, self.dtype))
 
     def __repr__(self):
         return f"{dtypes.SHORT_NAMES[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+def is_plain(items):
+    """Is ``items`` a tuple of ints, strings, None and such tuples? Such a parameter is
+    its own dict key (2, 2.0 and True are equal keys, so floats and bools are not plain).
+    """
+    pending = [items]       # a stack, not recursion: dimension numbers nest three deep
+    while pending:
+        for x in pending.pop():
+            kind = type(x)
+            if kind is int or kind is str or x is None:
+                continue
+            if kind is tuple:
+                pending.append(x)
+                continue
+            return False
+    return True
 
 
 def aval_of_value(x):

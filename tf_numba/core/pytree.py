@@ -130,8 +130,9 @@ class TreeDef:
         if kind is None:
             self.num_leaves = self.num_nodes = 1
         else:
-            self.num_leaves = sum(c.num_leaves for c in children)
-            self.num_nodes = 1 + sum(c.num_nodes for c in children)
+            # list comprehensions, not generators: flatten runs on every transform call
+            self.num_leaves = sum([c.num_leaves for c in children])
+            self.num_nodes = 1 + sum([c.num_nodes for c in children])
         self._hash = hash((kind, aux, children))
 
     def __hash__(self):
@@ -203,7 +204,7 @@ def flatten(tree, is_leaf=None):
             leaves.append(x)
             return LEAF
         children, aux = fns[0](x)
-        return TreeDef(cls, aux, tuple(visit(c) for c in children))
+        return TreeDef(cls, aux, tuple([visit(c) for c in children]))
 
     def visit_until_leaf(x):
         if is_leaf(x):
@@ -214,7 +215,7 @@ def flatten(tree, is_leaf=None):
             leaves.append(x)
             return LEAF
         children, aux = fns[0](x)
-        return TreeDef(cls, aux, tuple(visit_until_leaf(c) for c in children))
+        return TreeDef(cls, aux, tuple([visit_until_leaf(c) for c in children]))
 
     treedef = visit(tree) if is_leaf is None else visit_until_leaf(tree)
     return leaves, treedef

@@ -22,7 +22,8 @@ import numpy as np
 
 from . import dtypes
 from . import primitive as _primitive_module
-from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value
+from . import rng_watch
+from .ir import Eqn, Guard, Literal, Program, ShapedArray, Var, aval_of_value, is_plain
 from ..errors import (ConcretizationError, TfNumbaError, TracerArrayConversionError,
                       TracerLeakError)
 
@@ -204,6 +205,8 @@ class ProgramBuilder:
 
     def __enter__(self):
         self.level = len(_state.builders)
+        # an outermost trace watches np.random's global generator (see rng_watch)
+        self.rng_mark = rng_watch.mark() if not _state.builders else None
         _state.builders.append(self)
         return self
 
@@ -211,6 +214,10 @@ class ProgramBuilder:
         popped = _state.builders.pop()
         assert popped is self, "trace stack corrupted"
         self.alive = False
+        if self.known is not None:  # a tracer that outlives the trace keeps no arrays alive
+            self.known, self.producers, self.outer = {}, {}, {}
+        if self.rng_mark is not None:
+            rng_watch.check(self.rng_mark, user_source)
 
     def inherit(self, program):
         """Adopt the guards of a program whose equations are being replayed into this one."""
@@ -311,10 +318,18 @@ class ProgramBuilder:
         invars = tuple([a.ir_var if type(a) is Tracer and a.builder is self else self.to_var(a)
                         for a in args])
         source = self.source_override or user_source()
-        try:
-            out = prim.abstract_eval(*[v.aval for v in invars], **params)
-        except TfNumbaError as err:
-            raise err.locate(prim.name, source) from None
+        avals = [v.aval for v in invars]
+        key = _eval_key(prim, avals, params)
+        out = None if key is None else _KNOWN_EVALS.get(key)
+        if out is None:
+            try:
+                out = prim.abstract_eval(*avals, **params)
+            except TfNumbaError as err:
+                raise err.locate(prim.name, source) from None
+            if key is not None:
+                if len(_KNOWN_EVALS) >= 8192:
+                    _KNOWN_EVALS.clear()
+                _KNOWN_EVALS[key] = out
         if prim.multiple_results:
             outvars = tuple(Var(a) for a in out)
         else:
@@ -339,6 +354,25 @@ class ProgramBuilder:
         invars = self.invars + [v for _, v in self.captured.values()]
         program = Program(invars, list(self.consts.values()), self.eqns, outvars, self.guards)
         return program, captured
+
+
+# (primitive, input avals, params) -> output aval(s). An un-jitted transform traces the
+# same operations on every call; their abstract evaluation is a function of these alone
+# where every dim is an int (symbolic dims record guards on the trace) and the params are
+# plain (not sub-programs, callables or floats, whose keys would be identities or collide).
+_KNOWN_EVALS = {}
+
+
+def _eval_key(prim, avals, params):
+    for a in avals:
+        if not a.concrete:
+            return None
+    if not params:
+        return (prim, *avals)
+    values = tuple(params.values())
+    if not is_plain(values):
+        return None
+    return (prim, *avals, *params, *values)
 
 
 def record_guard(a, b, op, relation="=="):

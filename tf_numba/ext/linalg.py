@@ -167,6 +167,19 @@ else:
         _triangular_solve_scipy, _lu_factor_scipy, SCIPY_BLAS)
 
 
+def _cho_inverse_fallback(low):
+    """``L^-H L^-1`` by a triangular solve against the identity (SciPy's library)."""
+    n = low.shape[-1]
+    eye = np.broadcast_to(np.eye(n, dtype=low.dtype), low.shape)
+    inv_low = _triangular_solve_impl(low, eye, left_side=True, lower=True, transpose_a=False,
+                                     conjugate_a=False, unit_diagonal=False)
+    return np.conj(np.swapaxes(inv_low, -1, -2)) @ inv_low
+
+
+_cho_inverse_impl = (numpy_lapack.cho_inverse if numpy_lapack.AVAILABLE
+                     else _cho_inverse_fallback)
+
+
 def _lu_impl(a):
     lu, piv = _lu_factor(np.asarray(a))
     return [lu, piv, _pivots_to_permutation_impl(piv, m=a.shape[-2])]
@@ -386,6 +399,8 @@ def _frechet_eval(a, e):
 # and loops.gemm_into) but for expm's Pade approximants, which are SciPy's.
 cholesky_p = FAMILY.op("cholesky", lambda a: _same("cholesky", a), np.linalg.cholesky,
                        blas=NUMPY_BLAS)
+cho_inverse_p = FAMILY.op("cho_inverse", lambda a: _same("cho_inverse", a),
+                          lambda a: _cho_inverse_impl(np.asarray(a)), blas=_TRSM_GETRF_BLAS)
 triangular_solve_p = FAMILY.op("triangular_solve", _solve_eval("triangular_solve"),
                                _triangular_solve_impl, blas=_TRSM_GETRF_BLAS)
 solve_p = FAMILY.op("solve", _solve_eval("solve"), np.linalg.solve, blas=NUMPY_BLAS)
@@ -421,7 +436,7 @@ for _prim, _ranks in ((eig_p, (2,)), (eigvals_p, (2,)), (schur_p, (2,)), (sqrtm_
                       (sylvester_p, (2, 2, 2)), (polar_p, (2,)), (banded_p, (2, 2))):
     batch_leading(_prim, _ranks)
 
-for _prim, _ranks in ((cholesky_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
+for _prim, _ranks in ((cholesky_p, (2,)), (cho_inverse_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
                       (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)), (qr_p, (2,)),
                       (eigh_p, (2,)), (eigvalsh_p, (2,)), (svd_p, (2,)), (svdvals_p, (2,)),
                       (pinv_p, (2,)), (lu_p, (2,)), (lu_pivots_to_permutation_p, (1,)),
@@ -432,6 +447,19 @@ for _prim, _ranks in ((cholesky_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p
 def cholesky(a):
     """Lower Cholesky factor of Hermitian positive-definite matrices (reads the lower triangle)."""
     return cholesky_p.bind(a)
+
+
+def cho_inverse(low):
+    """``(L L^H)^-1`` from lower Cholesky factors ``L`` (reads their lower triangle): the
+    inverse of the matrix they factor, as ``cho_solve((L, True), I)`` in a third of its
+    flops (LAPACK ``potri``).
+
+    >>> import numpy as np
+    >>> cho_inverse(np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]])))
+    array([[ 0.375, -0.25 ],
+           [-0.25 ,  0.5  ]])
+    """
+    return cho_inverse_p.bind(low)
 
 
 def triangular_solve(a, b, *, left_side=True, lower=True, transpose_a=False,
@@ -726,6 +754,16 @@ def _cholesky_jvp(low, primals, tangents):
     n = aval_of(low).shape[-1]
     phi = np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
     return _mm(low, tnp.multiply(z, phi.astype(dtypes.real_part(_dtype(low)))))
+
+
+@_jvp(cho_inverse_p)
+def _cho_inverse_jvp(x, primals, tangents):
+    # X = (L L^H)^-1: dX = -X dK X with dK = dL L^H + L dL^H, and L^H X = L^-1, so
+    # dX = -(M + M^H), M = X dL L^-1 (dL: the lower triangle the impl reads)
+    low = primals[0]
+    right = triangular_solve(low, _tnp().tril(tangents[0]), left_side=False, lower=True)
+    m = _mm(x, right)
+    return _tnp().negative(_tnp().add(m, _H(m)))
 
 
 @_jvp(eigh_p)

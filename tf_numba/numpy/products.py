@@ -11,6 +11,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes
+from ..core.trace import Tracer
 from ..errors import ShapeError
 from ..ops import contraction
 from ..ops import elementwise as ew
@@ -22,10 +23,14 @@ __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "trace", "kro
 
 
 _shape = P.shape_of
+_ARRAY_TYPES = (Tracer, np.ndarray)
 
 
 def _operands(name, a, b):
     """Both operands as arrays of their promoted dtype (shapes untouched)."""
+    if (type(a) in _ARRAY_TYPES and type(b) in _ARRAY_TYPES and a.dtype == b.dtype
+            and a.dtype in dtypes.SUPPORTED):
+        return [a, b]       # the common case: nothing to convert
     xs = [P.asarray(a), P.asarray(b)]
     dt = P.result_type(*xs)
     return [P.cast(x, dt) for x in xs]

@@ -32,25 +32,7 @@ def _check_dims(name, dims, aval):
                          f"{aval.shape}", op="dot_general")
 
 
-_KNOWN_EVALS = {}   # (avals, params) -> output aval, for operands of int shapes
-
-
 def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
-    # every product of an un-jitted gradient is traced again on each call: remember the
-    # answers (int shapes only: symbolic ones record guards on the current trace)
-    key = (a, b, dimension_numbers, preferred_element_type)
-    found = _KNOWN_EVALS.get(key)
-    if found is not None:
-        return found
-    out = _dot_general_check(a, b, dimension_numbers, preferred_element_type)
-    if all(type(d) is int for d in a.shape + b.shape):
-        if len(_KNOWN_EVALS) > 4096:
-            _KNOWN_EVALS.clear()
-        _KNOWN_EVALS[key] = out
-    return out
-
-
-def _dot_general_check(a, b, dimension_numbers, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     if a.dtype != b.dtype:
         raise DTypeError(f"operands need one dtype, got {a.dtype.name} and {b.dtype.name} "
@@ -113,8 +95,12 @@ PRIMS["dot_general"] = dot_general_p
 
 
 def _dims_tuple(dims):
-    if type(dims) is tuple and all(type(d) is int for d in dims):
-        return dims
+    if type(dims) is tuple:
+        for d in dims:
+            if type(d) is not int:
+                break
+        else:
+            return dims
     return tuple(operator.index(d) for d in dims)
 
 

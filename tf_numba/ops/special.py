@@ -173,6 +173,28 @@ def betainc_dab(a, b, x, da=1, db=0):
     return betainc_dab_p.bind(*_coerce([a, b, x]), da=da, db=db)
 
 
+# ---------------------------------------------------------------- discrete quantiles
+
+def _discrete_quantile_impl(q, *shapes, dist, method):
+    import scipy.stats
+    return getattr(getattr(scipy.stats, dist), method)(q, *shapes)
+
+
+# ``scipy.stats.<dist>.<method>(q, *shapes)`` of a discrete distribution (``ppf`` or
+# ``isf``): the least count whose CDF reaches ``q`` (whose SF falls to it), found by
+# SciPy's searches (cdflib's inversions, boost's quantiles, bisection), which have no
+# closed form here; a step function of every argument, so its derivative is zero
+discrete_quantile_p = Primitive("discrete_quantile", _param_eval("discrete_quantile"),
+                                _with_params("discrete_quantile", _discrete_quantile_impl))
+PRIMS["discrete_quantile"] = discrete_quantile_p
+defzero(discrete_quantile_p)
+
+
+def discrete_quantile(q, *shapes, dist, method):
+    """``scipy.stats.<dist>.<method>(q, *shapes)`` (``ppf``/``isf``), derivative zero."""
+    return discrete_quantile_p.bind(*_coerce([q, *shapes]), dist=dist, method=method)
+
+
 def exp_partial(g, i, j):
     """``d^(i+j)/da^i db^j exp(G) / exp(G)`` from ``g(p, q) = d^(p+q) G/da^p db^q``: the
     complete Bell polynomial, by Leibniz's rule on ``d/da exp(G) = G_a exp(G)``."""

@@ -367,7 +367,9 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
     (defaults 1.49012e-8, SciPy's), at most ``mxstep`` steps (accepted or rejected) per
     output time (0: SciPy's 500) and steps of at most ``hmax`` (0: unbounded). Values
     between steps come from a 4th-order dense output. The loop is a ``lax.while_loop``
-    inside a ``lax.scan`` over ``t``, so ``jit`` compiles the whole solve. Differentiable in
+    inside a ``lax.scan`` over ``t``. The solve is a ``custom_vjp`` call, which a jitted
+    plan runs on NumPy: ``jit(odeint)`` is the interpreter's speed, while ``jit(grad(...))``
+    (forward solve and adjoint, both plain loops there) compiles into one kernel. Differentiable in
     ``y0``, ``t`` and every float argument (and in values ``func`` closes over) by the
     adjoint method: the backward pass solves the adjoint system backwards between output
     times, in memory independent of the number of steps.

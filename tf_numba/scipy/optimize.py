@@ -515,7 +515,9 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
     ``tf_numba.numpy``).
 
     The whole optimizer is one ``lax.while_loop`` (its strong-Wolfe line search another),
-    so under ``jit`` it runs compiled, and the result (an ``OptimizeResult``: ``x, fun, jac,
+    compiled under ``jit`` when no float in ``args`` (nor a value ``fun`` closes over) is
+    traced; otherwise the solve is a ``custom_vjp`` call, which a jitted plan runs on NumPy.
+    The result (an ``OptimizeResult``: ``x, fun, jac,
     nit, nfev, njev, status, success, message``) is a pytree of arrays. ``x`` and ``fun``
     are differentiable in the float arguments in ``args`` (and in values ``fun`` closes
     over) by the implicit-function theorem, which solves one linear system with the
@@ -640,7 +642,8 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, options=None):
 def fsolve(func, x0, args=(), fprime=None, full_output=False, xtol=1.49012e-8, maxfev=0):
     """A zero of ``func(x, *args)`` near ``x0``, as ``scipy.optimize.fsolve`` (solved as
     ``root``: Newton's method, differentiable in the float arguments). With
-    ``full_output``, ``(x, infodict, ier, mesg)`` (``ier`` 1 on success).
+    ``full_output``, ``(x, infodict, ier, mesg)``: ``infodict`` has ``nfev`` and ``fvec``,
+    ``ier`` is 1 on success.
 
     >>> fsolve(lambda x: tnp.cos(x) - x, np.array([1.0]))
     array([0.73908513])
@@ -652,7 +655,8 @@ def fsolve(func, x0, args=(), fprime=None, full_output=False, xtol=1.49012e-8, m
                options=options)
     if not full_output:
         return res.x
-    info = {"nfev": res.nfev, "njev": res.njev, "fvec": res.fun, "fjac": res.jac}
+    # SciPy's 'fjac', 'r' and 'qtf' are MINPACK's QR factors, which Newton does not form
+    info = {"nfev": res.nfev, "fvec": res.fun}
     ier = tnp.where(res.success, 1, 5)
     return res.x, info, ier, res.message if not P.is_tracer(res.status) else ""
 

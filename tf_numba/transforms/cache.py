@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from ..core.ir import Literal, Program, ShapedArray
+from ..core.ir import Literal, Program, ShapedArray, is_plain
 from ..core.shapes import Sym
 
 MAX_ENTRIES = 512
@@ -32,7 +32,7 @@ def _param_key(value, held):
     if kind in _ATOMS or isinstance(value, np.dtype):
         return value
     if kind is tuple:
-        if _is_plain(value):        # dimension numbers, shapes, axes: their own key
+        if is_plain(value):        # dimension numbers, shapes, axes: their own key
             return value
         return tuple([_param_key(x, held) for x in value])
     if kind is list:
@@ -54,19 +54,6 @@ def _param_key(value, held):
         held.append(value)
         return ("object", id(value))
     return value        # functions and other hashable objects: by their own equality
-
-
-def _is_plain(items):
-    """A tuple of ints, strings, None and such tuples (2, 2.0 and True are equal keys in
-    a dict, so floats and bools are not plain)."""
-    for x in items:
-        kind = type(x)
-        if kind is int or kind is str or x is None:
-            continue
-        if kind is tuple and _is_plain(x):
-            continue
-        return False
-    return True
 
 
 def structure_key(program, held):
@@ -93,7 +80,8 @@ def structure_key(program, held):
         parts.append((eqn.prim,
                       tuple([(k, _param_key(p, held)) for k, p in params.items()])
                       if params else (),
-                      tuple([ref(v) for v in eqn.invars]), eqn.source))
+                      tuple([(v.aval, v.value.tobytes()) if type(v) is Literal
+                             else numbering[v] for v in eqn.invars]), eqn.source))
         for v in eqn.outvars:
             numbering[v] = len(numbering)
     parts.append(tuple([ref(v) for v in program.outvars]))

@@ -256,8 +256,9 @@ class Discrete(Distribution):
 
     ``pmf`` is 0 off the integers; ``cdf`` and ``sf`` are step functions, evaluated at
     ``floor(k - loc)``; ``ppf(q)`` is the least ``k`` with ``cdf(k) >= q`` (``ppf(0)`` is
-    ``lo - 1``, as SciPy). None of them is differentiable in ``k`` or ``loc`` (their
-    derivative there is 0), all are in the shape parameters.
+    ``lo - 1``, as SciPy), ``isf(q)`` the least with ``sf(k) <= q``. None of them is
+    differentiable in ``k`` or ``loc`` (their derivative there is 0), all but the
+    quantiles (step functions, derivative 0) are in the shape parameters.
     """
     methods = DISCRETE_METHODS
     point = "k"

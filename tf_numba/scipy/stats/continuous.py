@@ -10,7 +10,8 @@ import math
 
 import tf_numba.numpy as tnp
 
-from ... import nn
+from ... import lax, nn
+from ...numpy import _promote as P
 from .. import special as sc
 from ._distribution import INF, Continuous
 
@@ -43,14 +44,6 @@ def _log_gauss_mass(a, b):
         left, _log_diff(sc.log_ndtr(lb), sc.log_ndtr(la)),
         tnp.where(right, _log_diff(sc.log_ndtr(-ra), sc.log_ndtr(-rb)),
                   tnp.log1p(-sc.ndtr(ca) - sc.ndtr(-cb))))
-
-
-def _ndtri_exp(y):
-    """``ndtri(exp(y))``, through ``-ndtri(-expm1(y))`` above ``log(1/2)`` where ``exp(y)``
-    nears 1. Underflows (to ``-inf``) below ``y = -745``."""
-    low = y < -LOG_2
-    return tnp.where(low, sc.ndtri(tnp.exp(tnp.where(low, y, -1.0))),
-                     -sc.ndtri(-tnp.expm1(tnp.where(low, -0.5, y))))
 
 
 def _log1mexp(x):
@@ -362,16 +355,17 @@ class lognorm_gen(Continuous):
 class truncnorm_gen(Continuous):
     """The normal distribution truncated to ``[a, b]`` (in standard units), as SciPy's:
     the interval's mass in log space (``_log_gauss_mass``), ``logcdf`` and ``logsf`` each
-    from the other where it nears 0. ``ppf`` inverts ``log ndtr`` through
-    ``ndtri(exp(.))``, so it holds while ``ndtr(a)`` (or ``ndtr(-b)``) is above ``1e-308``
-    (|a| up to ~37; SciPy's ``ndtri_exp`` goes further)."""
+    from the other where it nears 0. ``ppf`` and ``isf`` are SciPy's: the target
+    ``log ndtr(x)`` formed in log space and inverted by ``special.ndtri_exp``, so they hold
+    however far out the interval lies (``truncnorm(50, 51).ppf(0.5)`` is ~50.01)."""
     name = "truncnorm"
     shapes = (("a", -1.0), ("b", 1.0))
     accuracy = {"logpdf": 1e-15, "pdf": 1e-15, "cdf": 1e-07, "logcdf": 1e-09, "sf": 1e-07,
-                "logsf": 1e-09, "ppf": 1e-15, "isf": 1e-07}
+                "logsf": 1e-09, "ppf": 1e-14, "isf": 1e-09}
     notes = ("``cdf``/``sf`` within ``1e-12`` of a bound (in probability) cancel in "
-             "``ndtr(z) - ndtr(a)``, here as in SciPy, and the two differ there; ``isf`` is "
-             "``ppf(1 - q)``, SciPy's its own formula.")
+             "``ndtr(z) - ndtr(a)``, here as in SciPy, and the two differ there; so does "
+             "``isf``'s ``ndtr(b) - q mass`` for ``q`` near 1 (SciPy forms the difference "
+             "with a complex ``logsumexp``, this with ``expm1``).")
 
     def _argcheck(self, a, b):
         return a < b
@@ -416,8 +410,21 @@ class truncnorm_gen(Continuous):
         left = a < 0
         # left: ndtr(x) = ndtr(a) + q mass; right, mirrored: ndtr(-x) = ndtr(-b) + (1-q) mass
         la, rb = tnp.where(left, a, -1.0), tnp.where(left, 1.0, b)
-        x_left = _ndtri_exp(tnp.logaddexp(sc.log_ndtr(la), tnp.log(q) + mass))
-        x_right = -_ndtri_exp(tnp.logaddexp(sc.log_ndtr(-rb), tnp.log1p(-q) + mass))
+        x_left = sc.ndtri_exp(tnp.logaddexp(sc.log_ndtr(la), tnp.log(q) + mass))
+        x_right = -sc.ndtri_exp(tnp.logaddexp(sc.log_ndtr(-rb), tnp.log1p(-q) + mass))
+        return tnp.where(left, x_left, x_right)
+
+    def _isf(self, q, a, b):
+        mass = _log_gauss_mass(a, b)
+        left = b < 0
+        # left: ndtr(x) = ndtr(b) - q mass; right, mirrored: ndtr(-x) = ndtr(-a) - (1-q) mass
+        lb, ra = tnp.where(left, b, -1.0), tnp.where(left, 1.0, a)
+        top_left, top_right = sc.log_ndtr(lb), sc.log_ndtr(-ra)
+        # the other side's difference would be the log of a negative number: a placeholder
+        cut_left = tnp.where(left, tnp.log(q) + mass, top_left - 1)
+        cut_right = tnp.where(left, top_right - 1, tnp.log1p(-q) + mass)
+        x_left = sc.ndtri_exp(_log_diff(top_left, cut_left))
+        x_right = -sc.ndtri_exp(_log_diff(top_right, cut_right))
         return tnp.where(left, x_left, x_right)
 
 
@@ -426,13 +433,18 @@ class t_gen(Continuous):
     ``logpdf`` as SciPy's (``log poch(df/2, 1/2)``, no ``gammaln`` cancellation at large
     ``df``); ``cdf`` from ``betainc``: ``1/2 + sign(z) I_{z^2/(df+z^2)}(1/2, df/2) / 2``
     near the centre, the tail ``I_{df/(df+z^2)}(df/2, 1/2) / 2`` where that is below 0.1,
-    so neither cancels (``df`` above ~``1e8`` loses digits in the tail's argument). ``ppf`` needs an inverse of ``betainc``: not provided."""
+    so neither cancels (``df`` above ~``1e8`` loses digits in the tail's argument).
+    ``ppf`` inverts the same two forms with the tail probability ``p = 2 min(q, 1 - q)``:
+    ``x = betaincinv(df/2, 1/2, p) = df / (df + t**2)`` gives ``t**2 = df (1 - x) / x``
+    where ``x < 1/2``, and ``z = betainccinv(1/2, df/2, p) = t**2 / (df + t**2)`` gives
+    ``t**2 = df z / (1 - z)`` elsewhere, so neither ``1 - x`` nor ``1 - z`` rounds."""
     name = "t"
     shapes = (("df", 1.0),)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-14, "cdf": 1e-10, "logcdf": 1e-11, "sf": 1e-09,
-                "logsf": 1e-10}
+                "logsf": 1e-10, "ppf": 1e-12, "isf": 1e-12}
     notes = ("``cdf``/``sf`` lose digits as ``df`` grows (``1e-10`` at ``df = 1e6``). "
-             "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks.")
+             "``ppf`` overflows to ``-inf`` where ``df / (df + t**2)`` underflows "
+             "(``|t|`` beyond ~``1e154 sqrt(df)``).")
 
     def _argcheck(self, df):
         return df > 0
@@ -463,6 +475,27 @@ class t_gen(Continuous):
     def _sf(self, z, df):
         return self._cdf(-z, df)
 
+    def _ppf(self, q, df):
+        finite = df != INF
+        d = tnp.where(finite, df, 1.0)
+        mid = q == 0.5
+        p = 2 * tnp.where(q < 0.5, q, 1 - q)
+        x = sc.betaincinv(d * 0.5, 0.5, p)
+        tail = x < 0.5
+        # each form sees only its own points (the double where): at the other's, and at
+        # the median, where sqrt(z) has no derivative, it runs on a placeholder
+        xs = tnp.where(tail, x, 0.25)
+        z = sc.betainccinv(0.5, d * 0.5, tnp.where(tnp.logical_or(tail, mid), 0.5, p))
+        t2 = tnp.where(tail, d * (1 - xs) / xs, d * z / (1 - z))
+        mag = tnp.sqrt(t2)
+        student = tnp.where(q < 0.5, -mag, mag)
+        # the median: 0, with the slope 1 / pdf(0) = sqrt(df) beta(df/2, 1/2)
+        student = tnp.where(mid, (q - 0.5) * tnp.sqrt(d) * sc.beta(d * 0.5, 0.5), student)
+        return tnp.where(finite, student, sc.ndtri(q))
+
+    def _isf(self, q, df):
+        return -self._ppf(q, df)
+
 
 class chi2_gen(Continuous):
     """The chi-squared distribution with ``df`` degrees of freedom; ``cdf`` and ``sf`` are
@@ -471,8 +504,7 @@ class chi2_gen(Continuous):
     shapes = (("df", 1.0),)
     support = (0.0, INF)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-13, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
-                "logsf": 1e-15}
-    notes = "``ppf``/``isf`` need ``gammaincinv``, which ``special`` lacks."
+                "logsf": 1e-15, "ppf": 1e-15, "isf": 1e-15}
 
     def _argcheck(self, df):
         return df > 0
@@ -487,6 +519,12 @@ class chi2_gen(Continuous):
     def _sf(self, z, df):
         return sc.gammaincc(df * 0.5, z * 0.5)
 
+    def _ppf(self, q, df):
+        return 2 * sc.gammaincinv(df * 0.5, q)
+
+    def _isf(self, q, df):
+        return 2 * sc.gammainccinv(df * 0.5, q)
+
 
 class gamma_gen(Continuous):
     """The gamma distribution with shape ``a``: ``z**(a-1) exp(-z) / gamma(a)``."""
@@ -494,8 +532,7 @@ class gamma_gen(Continuous):
     shapes = (("a", 1.0),)
     support = (0.0, INF)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-13, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
-                "logsf": 1e-15}
-    notes = chi2_gen.notes
+                "logsf": 1e-15, "ppf": 1e-15, "isf": 1e-15}
 
     def _argcheck(self, a):
         return a > 0
@@ -509,6 +546,12 @@ class gamma_gen(Continuous):
     def _sf(self, z, a):
         return sc.gammaincc(a, z)
 
+    def _ppf(self, q, a):
+        return sc.gammaincinv(a, q)
+
+    def _isf(self, q, a):
+        return sc.gammainccinv(a, q)
+
 
 class beta_gen(Continuous):
     """The beta distribution on ``[0, 1]``: ``z**(a-1) (1-z)**(b-1) / beta(a, b)``."""
@@ -516,10 +559,10 @@ class beta_gen(Continuous):
     shapes = (("a", 1.0), ("b", 1.0))
     support = (0.0, 1.0)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-12, "cdf": 1e-15, "logcdf": 1e-14, "sf": 1e-11,
-                "logsf": 1e-14}
+                "logsf": 1e-14, "ppf": 1e-15, "isf": 1e-15}
     notes = ("``sf`` is ``1 - cdf`` where ``cdf < 1/2``: SciPy's ``I_{1-z}(b, a)`` loses "
              "``z`` where ``1 - z`` rounds (``beta(0.5, 0.5).sf(2.5e-24)`` is ``1 - 1e-12``, "
-             "SciPy's 1.0). ``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks.")
+             "SciPy's 1.0).")
 
     def _argcheck(self, a, b):
         return tnp.logical_and(a > 0, b > 0)
@@ -537,16 +580,22 @@ class beta_gen(Continuous):
         low = cdf < 0.5
         return tnp.where(low, 1 - cdf, sc.betainc(b, a, 1 - tnp.where(low, 0.5, z)))
 
+    def _ppf(self, q, a, b):
+        return sc.betaincinv(a, b, q)
+
+    def _isf(self, q, a, b):
+        return sc.betainccinv(a, b, q)
+
 
 class gennorm_gen(Continuous):
     """The generalized normal distribution: ``beta / (2 gamma(1/beta)) exp(-|z|**beta)``;
     ``cdf`` as SciPy's, ``(1/2 + c) - c gammaincc(1/beta, |z|**beta)``, ``c = sign(z)/2``
-    (each tail from ``gammaincc``)."""
+    (each tail from ``gammaincc``); ``ppf`` its inverse,
+    ``c gammainccinv(1/beta, (1 + c) - 2 c q)**(1/beta)``, ``c = sign(q - 1/2)``."""
     name = "gennorm"
     shapes = (("beta", 2.0),)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-14, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
-                "logsf": 1e-15}
-    notes = "``ppf``/``isf`` need ``gammainccinv``, which ``special`` lacks."
+                "logsf": 1e-15, "ppf": 1e-15, "isf": 1e-15}
 
     def _argcheck(self, beta):
         return beta > 0
@@ -561,15 +610,72 @@ class gennorm_gen(Continuous):
     def _sf(self, z, beta):
         return self._cdf(-z, beta)
 
+    def _ppf(self, q, beta):
+        # the median runs on a placeholder (x**(1/beta) has no derivative at x = 0) and
+        # is 0 with the slope 1 / pdf(0) = 2 gamma(1/beta) / beta
+        mid = q == 0.5
+        qs = tnp.where(mid, 0.25, q)
+        c = tnp.where(qs < 0.5, -1.0, 1.0)
+        # (1 + c) first: the tail probability 2 min(q, 1 - q) without cancellation
+        x = c * sc.gammainccinv(1 / beta, (1 + c) - 2 * c * qs) ** (1 / beta)
+        slope = tnp.exp(sc.gammaln(1 / beta) + LOG_2 - tnp.log(beta))
+        return tnp.where(mid, (q - 0.5) * slope, x)
+
+    def _isf(self, q, beta):
+        return -self._ppf(q, beta)
+
+
+# SciPy's von_mises_cdf: the series below VONMISES_CK (its number of terms growing with
+# kappa as below, "12 decimal digits"), a normal approximation above
+VONMISES_CK = 50.0
+VONMISES_TERMS = (28.0, 0.5, 100.0, 5.0)
+
+
+def _vonmises_terms(kappa):
+    a1, a2, a3, a4 = VONMISES_TERMS
+    return tnp.floor(1 + a1 + a2 * kappa - a3 / (kappa + a4))
+
+
+def _vonmises_cdf_series(z, kappa):
+    """Hill's series (Algorithm 518) for ``z`` in ``[-pi, pi]``: ``1/2 + z/(2 pi) + V/pi``,
+    ``V`` summed by the backward recurrence ``R = k/(2n + k R)``, ``V = R (sin(nz)/n + V)``
+    from ``n = p - 1`` down, ``sin(nz)`` by rotations from ``sin(pz)``, ``p`` as SciPy's
+    (the same operations, so the same roundings). One ``fori_loop`` over the largest ``p``
+    below ``VONMISES_CK`` (a loop, not 52 unrolled steps: their fused kernel and its
+    derivative take minutes to compile), each point starting at its own ``p``."""
+    p = _vonmises_terms(kappa)
+    s, c = tnp.sin(z), tnp.cos(z)
+    top = int(_vonmises_terms(VONMISES_CK))
+    dt = P.dtype_of(z)
+
+    def step(i, carry):
+        sn, cn, r, v = carry
+        n = tnp.astype(top - 1 - i, dt)
+        on = n < p
+        sn, cn = tnp.where(on, sn * c - cn * s, sn), tnp.where(on, cn * c + sn * s, cn)
+        r = tnp.where(on, kappa / (2 * n + kappa * r), 0.0)
+        return sn, cn, r, tnp.where(on, r * (sn / n + v), 0.0)
+
+    zero = z * kappa * 0.0
+    start = (tnp.sin(p * z) + zero, tnp.cos(p * z) + zero, zero, zero)
+    v = lax.fori_loop(0, top - 1, step, start)[3]
+    return tnp.clip(0.5 + z / (2 * math.pi) + v / math.pi, 0.0, 1.0)
+
 
 class vonmises_gen(Continuous):
     """The von Mises distribution on the circle (periodic in ``z``, as SciPy's):
     ``exp(kappa cos z) / (2 pi i0(kappa))``, computed as SciPy with ``i0e`` and
-    ``cos z - 1 = -2 sin(z/2)**2``. ``kappa = 0`` is the uniform density."""
+    ``cos z - 1 = -2 sin(z/2)**2``. ``kappa = 0`` is the uniform density. ``cdf`` is
+    SciPy's: ``z`` reduced to ``[-pi, pi]`` plus the number of whole turns, then Hill's
+    series below ``kappa = 50`` and ``ndtr(sqrt(2/pi) / i0e(kappa) sin(z/2))`` above."""
     name = "vonmises"
     shapes = (("kappa", 1.0),)
-    accuracy = {"logpdf": 1e-15, "pdf": 1e-13}
-    notes = "``cdf`` (SciPy's series and normal approximation) is not provided."
+    accuracy = {"logpdf": 1e-15, "pdf": 1e-13, "cdf": 1e-14, "logcdf": 1e-14, "sf": 1e-12,
+                "logsf": 1e-12}
+    notes = ("``sf`` is ``1 - cdf``, as SciPy's (negative beyond the first turn, so "
+             "``logsf`` is NaN there). Above ``kappa = 50`` ``cdf`` is SciPy's normal "
+             "approximation, whose derivative in ``x`` differs from ``pdf`` by ~1e-3 "
+             "relative. ``ppf`` (SciPy's root search) is not provided.")
 
     def _argcheck(self, kappa):
         return kappa >= 0
@@ -577,6 +683,18 @@ class vonmises_gen(Continuous):
     def _logpdf(self, z, kappa):
         h = tnp.sin(z * 0.5)
         return kappa * (-2 * h * h) - LOG_2PI - tnp.log(sc.i0e(kappa))
+
+    def _cdf(self, z, kappa):
+        finite = tnp.isfinite(z)
+        zf = tnp.where(finite, z, 0.0)
+        turns = tnp.round(zf / (2 * math.pi))
+        zr = zf - turns * (2 * math.pi)
+        small = kappa < VONMISES_CK
+        series = _vonmises_cdf_series(zr, tnp.where(small, kappa, 1.0))
+        big = tnp.where(small, VONMISES_CK, kappa)
+        normal = sc.ndtr(math.sqrt(2 / math.pi) / sc.i0e(big) * tnp.sin(zr * 0.5))
+        out = tnp.where(small, series, normal) + turns
+        return tnp.where(finite, out, tnp.where(z > 0, 1.0, tnp.where(z < 0, 0.0, z)))
 
 
 norm = norm_gen()

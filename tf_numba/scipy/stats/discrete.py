@@ -8,6 +8,8 @@ np.float64(-1.4959226032237258)
 """
 import tf_numba.numpy as tnp
 
+from ... import lax
+from ...ops import special as sp
 from .. import special as sc
 from ._distribution import INF, Discrete
 
@@ -15,6 +17,18 @@ from ._distribution import INF, Discrete
 def _is_count(n):
     """``n`` is a non-negative integer (SciPy's check on ``binom``'s ``n``)."""
     return tnp.logical_and(n >= 0, tnp.floor(n) == n)
+
+
+def _scipy_quantiles(cls):
+    """``_ppf`` and ``_isf`` of ``cls`` as SciPy's own (``discrete_quantile``: its searches
+    for the least count, a step function without derivative)."""
+    def method(name):
+        def quantile(self, q, *shapes):
+            return sp.discrete_quantile(q, *shapes, dist=cls.name, method=name)
+        quantile.__name__ = "_" + name
+        return quantile
+    cls._ppf, cls._isf = method("ppf"), method("isf")
+    return cls
 
 
 def _log_binom_coefficient(n, k):
@@ -50,14 +64,17 @@ class bernoulli_gen(Discrete):
         return tnp.where(q >= p, 0.0, 1.0)
 
 
+@_scipy_quantiles
 class poisson_gen(Discrete):
-    """The Poisson distribution with mean ``mu``: ``mu**k exp(-mu) / k!``."""
+    """The Poisson distribution with mean ``mu``: ``mu**k exp(-mu) / k!``; ``ppf`` and
+    ``isf`` are SciPy's (``pdtrik`` and a step back; ``isf(q) = ppf(1 - q)``)."""
     name = "poisson"
     shapes = (("mu", 1.0),)
     support = (0.0, INF)
     accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
-                "logsf": 1e-15}
-    notes = "``ppf``/``isf`` need ``pdtrik``/``gammainccinv``, which ``special`` lacks."
+                "logsf": 1e-15, "ppf": 0.0, "isf": 0.0}
+    notes = ("``isf`` is SciPy's ``ppf(1 - q)``: NaN where ``1 - q`` rounds to 1 "
+             "(``q`` below ~1e-17).")
 
     def _argcheck(self, mu):
         return mu >= 0
@@ -74,12 +91,12 @@ class poisson_gen(Discrete):
 
 class geom_gen(Discrete):
     """The number of trials up to the first success: ``(1 - p)**(k - 1) p`` for ``k >= 1``;
-    ``ppf`` is SciPy's closed form (SciPy's ``isf`` searches numerically: not provided)."""
+    ``ppf`` is SciPy's closed form, ``isf(q)`` SciPy's ``ppf(1 - q)``."""
     name = "geom"
     shapes = (("p", 0.5),)
     support = (1.0, INF)
     accuracy = {"logpmf": 1e-15, "pmf": 1e-13, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-15,
-                "logsf": 1e-15, "ppf": 0.0}
+                "logsf": 1e-15, "ppf": 0.0, "isf": 0.0}
 
     def _argcheck(self, p):
         return tnp.logical_and(p > 0, p <= 1)
@@ -104,15 +121,19 @@ class geom_gen(Discrete):
         # the quotient can round up past the step: step back when cdf(k - 1) reaches q
         return tnp.where(tnp.logical_and(self._cdf(k - 1, p) >= q, k > 0), k - 1, k)
 
+    def _isf(self, q, p):
+        return self._ppf(1 - q, p)
 
+
+@_scipy_quantiles
 class binom_gen(Discrete):
-    """The number of successes in ``n`` trials (``n`` a non-negative integer)."""
+    """The number of successes in ``n`` trials (``n`` a non-negative integer); ``ppf``
+    and ``isf`` are SciPy's (boost's quantiles)."""
     name = "binom"
     shapes = (("n", 1.0), ("p", 0.5))
     integer_shapes = ("n",)
     accuracy = {"logpmf": 1e-13, "pmf": 1e-12, "cdf": 1e-14, "logcdf": 1e-14, "sf": 1e-15,
-                "logsf": 1e-14}
-    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
+                "logsf": 1e-14, "ppf": 0.0, "isf": 0.0}
 
     def _argcheck(self, n, p):
         return tnp.logical_and(_is_count(n), tnp.logical_and(p >= 0, p <= 1))
@@ -133,14 +154,15 @@ class binom_gen(Discrete):
         return tnp.where(below, sc.betainc(k + 1, tnp.where(below, n - k, 1.0), p), 0.0)
 
 
+@_scipy_quantiles
 class nbinom_gen(Discrete):
-    """The number of failures before the ``n``-th success (``n > 0`` real)."""
+    """The number of failures before the ``n``-th success (``n > 0`` real); ``ppf`` and
+    ``isf`` are SciPy's (boost's quantiles)."""
     name = "nbinom"
     shapes = (("n", 1.0), ("p", 0.5))
     support = (0.0, INF)
     accuracy = {"logpmf": 1e-15, "pmf": 1e-11, "cdf": 1e-15, "logcdf": 1e-15, "sf": 1e-13,
-                "logsf": 1e-13}
-    notes = "``ppf``/``isf`` need ``betaincinv``, which ``special`` lacks."
+                "logsf": 1e-13, "ppf": 0.0, "isf": 0.0}
 
     def _argcheck(self, n, p):
         return tnp.logical_and(n > 0, tnp.logical_and(p > 0, p <= 1))
@@ -156,13 +178,21 @@ class nbinom_gen(Discrete):
         return sc.betainc(k + 1, n, 1 - p)
 
 
+@_scipy_quantiles
 class betabinom_gen(Discrete):
-    """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed."""
+    """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed. ``cdf`` sums
+    the pmf from 0 to ``k``, as SciPy, in a ``lax.while_loop`` over the counts (as many
+    steps as the largest ``k``), each term from the last by the ratio
+    ``pmf(j+1)/pmf(j) = (n-j)(j+a) / ((j+1)(n-j-1+b))`` in log space (no underflow of
+    the first terms); ``sf`` is ``1 - cdf`` as SciPy's; ``ppf``/``isf`` are SciPy's
+    (bisection on its cdf)."""
     name = "betabinom"
     shapes = (("n", 1.0), ("a", 1.0), ("b", 1.0))
     integer_shapes = ("n",)
-    accuracy = {"logpmf": 1e-15, "pmf": 1e-15}
-    notes = "``cdf`` and the rest (SciPy sums the pmf) are not provided."
+    accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-13, "logcdf": 1e-13, "sf": 1e-11,
+                "logsf": 1e-11, "ppf": 0.0, "isf": 0.0}
+    notes = ("``sf`` is ``1 - cdf``, as SciPy's (it cancels where ``cdf`` nears 1); "
+             "``cdf`` takes one loop step per count up to the largest ``k``.")
 
     def _argcheck(self, n, a, b):
         return tnp.logical_and(_is_count(n), tnp.logical_and(a > 0, b > 0))
@@ -172,6 +202,25 @@ class betabinom_gen(Discrete):
 
     def _logpmf(self, k, n, a, b):
         return (_log_binom_coefficient(n, k) + sc.betaln(k + a, n - k + b) - sc.betaln(a, b))
+
+    def _cdf(self, k, n, a, b):
+        log_first = sc.betaln(a, n + b) - sc.betaln(a, b) + k * 0.0    # logpmf(0)
+        last = tnp.max(k)
+
+        def step(carry):
+            j, total, log_term = carry
+            total = total + tnp.where(j <= k, tnp.exp(log_term), 0.0)
+            # past the last count the ratio would be 0 (or negative): 1 instead, so the
+            # log and its derivative stay finite where the sum no longer looks
+            more = j < n
+            js = tnp.where(more, j, 0.0)
+            ratio = (n - js) * (js + a) / ((js + 1) * (n - js - 1 + b))
+            return j + 1, total, log_term + tnp.log(tnp.where(more, ratio, 1.0))
+
+        zero = tnp.zeros((), log_first.dtype)
+        _, total, _ = lax.while_loop(lambda c: c[0] <= last, step,
+                                     (zero, log_first * 0.0, log_first))
+        return tnp.where(k >= n, 1.0, total)     # the whole mass, as SciPy, not its sum
 
 
 bernoulli = bernoulli_gen()

@@ -13,7 +13,9 @@ import numpy as np
 import tf_numba.numpy as tnp
 
 from ...core import dtypes
+from ...custom_derivatives import SymbolicZero, custom_vjp
 from ...errors import ShapeError
+from ...ext import linalg as xl
 from ...numpy import _promote as P
 from ...ops import elementwise as ew
 from .. import linalg as sl
@@ -54,7 +56,10 @@ class multivariate_normal_gen:
     more broadcast with ``x``'s leading axes, and nothing is squeezed.
 
     ``allow_singular=False`` factors ``cov`` by Cholesky (differentiable in ``x``,
-    ``mean`` and ``cov``; the factorization reads ``cov``'s lower triangle). With
+    ``mean`` and ``cov``; the factorization reads ``cov``'s lower triangle). For one
+    covariance matrix, reverse mode has its own rule: the gradient in ``cov`` is
+    ``(sum alpha alpha^T - K^-1) / 2`` (``alpha = K^-1 (x - mean)``), ``K^-1`` from the
+    factor by LAPACK ``potri``, not reverse mode through the factorization. With
     ``allow_singular=True`` ``cov`` may be singular, as SciPy: the pseudo-determinant
     and pseudo-inverse from ``eigh`` with SciPy's cutoff, ``-inf`` off the support; a
     matrix that is not positive semidefinite gives NaN (SciPy raises). Its derivative in
@@ -150,10 +155,59 @@ def _whitened_norm2(low, dev):
 
 
 def _logpdf_cholesky(dev, cov):
+    if len(_shape(cov)) == 2:
+        return _logpdf_one_cov(dev, cov)
     low = tnp.linalg.cholesky(cov)
+    return _logpdf_from_factor(dev, low, _whitened_norm2(low, dev))
+
+
+def _logpdf_from_factor(dev, low, maha):
     log_det = 2 * tnp.sum(tnp.log(tnp.diagonal(low, axis1=-2, axis2=-1)), axis=-1)
-    k = _shape(dev)[-1]
-    return -0.5 * (k * LOG_2PI + log_det + _whitened_norm2(low, dev))
+    return -0.5 * (_shape(dev)[-1] * LOG_2PI + log_det + maha)
+
+
+def _whitened_points(dev, low):
+    """``low^-1 dev^T``: the points (columns) whitened, for one ``k x k`` factor."""
+    return sl.solve_triangular(low, tnp.reshape(dev, (-1, _shape(dev)[-1])).T, lower=True)
+
+
+@custom_vjp
+def _logpdf_one_cov(dev, cov):
+    """The log density at the points ``dev`` (last axis) for one covariance matrix, with
+    a reverse-mode rule of its own (below)."""
+    low = tnp.linalg.cholesky(cov)
+    y = _whitened_points(dev, low)
+    return _logpdf_from_factor(dev, low, tnp.reshape(tnp.sum(y * y, axis=0), _shape(dev)[:-1]))
+
+
+def _logpdf_one_cov_fwd(dev, cov):
+    low = tnp.linalg.cholesky(cov.value)
+    y = _whitened_points(dev.value, low)
+    maha = tnp.reshape(tnp.sum(y * y, axis=0), _shape(dev.value)[:-1])
+    return _logpdf_from_factor(dev.value, low, maha), (low, y, cov.perturbed)
+
+
+def _logpdf_one_cov_bwd(res, g):
+    """With ``alpha = K^-1 dev`` per point and weights ``g``: ``d/d dev = -g alpha`` and
+    ``d/dK = (sum g alpha alpha^T - (sum g) K^-1) / 2`` (Rasmussen & Williams eq. 5.9),
+    ``K^-1`` by ``cho_inverse`` (potri: a third of ``cho_solve(L, I)``, where reverse mode
+    through the Cholesky factor costs two ``n x n`` triangular solves and a product)."""
+    low, y, cov_wanted = res
+    if isinstance(g, SymbolicZero):
+        return None, None
+    k = _shape(low)[-1]
+    alpha = sl.solve_triangular(low, y, trans="T", lower=True)       # (k, points)
+    weights = tnp.reshape(g, (-1,))
+    weighted = alpha * weights
+    ct_dev = tnp.reshape(-weighted.T, _shape(g) + (k,))
+    if not cov_wanted:
+        return ct_dev, None
+    w = 0.5 * (tnp.matmul(weighted, alpha.T) - tnp.sum(weights) * xl.cho_inverse(low))
+    # cholesky reads the lower triangle: K's (i, j) and (j, i) are both its (i, j) there
+    return ct_dev, tnp.tril(w + w.T) - w * tnp.eye(k, dtype=P.dtype_of(w))
+
+
+_logpdf_one_cov.defvjp(_logpdf_one_cov_fwd, _logpdf_one_cov_bwd, symbolic_zeros=True)
 
 
 def _logpdf_psd(dev, cov):
