@@ -1,6 +1,9 @@
 """Shared helpers for the tf_numba.numpy tests: run a function eagerly and traced, and compare
 both with NumPy (dtype, shape, scalar-ness and values)."""
+import sys
+
 import numpy as np
+import pytest
 
 from tf_numba.core.interpreter import eval_program
 from tf_numba.core.ir import aval_of_value
@@ -117,3 +120,16 @@ def check(fn, np_fn, *args, exact=True, rtol=None, traced=True, static=(), np_st
             out = run_traced(lambda *xs: fn(*xs, *static), *args)
         assert_same(out, expected, exact=exact, rtol=rtol, check_type=False, what="traced")
     return expected
+
+
+@pytest.fixture(autouse=True)
+def _jax_x64_left_as_found():
+    """JAX's x64 mode is process-wide: a test that turns it on must not change what the
+    tests after it compare against (test_random's bit-for-bit checks expect JAX's
+    default)."""
+    jax = sys.modules.get("jax")
+    before = bool(jax.config.jax_enable_x64) if jax is not None else False
+    yield
+    jax = sys.modules.get("jax")
+    if jax is not None and bool(jax.config.jax_enable_x64) != before:
+        jax.config.update("jax_enable_x64", before)

@@ -598,7 +598,7 @@ def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse
 def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypatch):
     """No product to move (elementwise work is as cheap inside), or a stack above the
     cap: the loop is left as it is."""
-    from tf_numba.lowering import control
+    from tf_numba.transforms import lowering_rewrites
     W, U = RNG.normal(size=(8, 8)) / 3, RNG.normal(size=(8, 3))
     b, h0, xs = RNG.normal(size=8), RNG.normal(size=8), RNG.normal(size=(20, 3))
 
@@ -606,7 +606,7 @@ def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypat
         return lax.scan(lambda h, x: (tnp.tanh(h + tnp.sum(tnp.sin(x))), h), h0, xs)[1]
     text = tf.jit(elementwise, tiered=False).lower(h0, xs).as_text()
     assert "gemm_into" not in text and "for it" in text
-    monkeypatch.setattr(control, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
+    monkeypatch.setattr(lowering_rewrites, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
     text = tf.jit(lambda *a: _rnn(*a)[0], tiered=False).lower(W, U, b, h0, xs).as_text()
     loop = text[text.index("for it"):]
     assert loop.count("matvec(") == 2

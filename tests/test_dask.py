@@ -149,9 +149,6 @@ def test_program_runs_in_a_fresh_process_that_never_imported_the_users_module(tm
     np.testing.assert_allclose(np.load(tmp_path / "grad.npy"), want_grad, rtol=1e-12)
 
 
-@pytest.mark.xfail(reason="lowering/kernel_cache.py raises NotADirectoryError on an unusable "
-                          "cache directory instead of keeping kernels in memory (the fix "
-                          "belongs to the kernel cache)")
 def test_worker_with_an_unusable_cache_dir_falls_back_to_memory(tmp_path):
     x, _, w = _data()
     program = tf.make_program(lambda b, w: tnp.sqrt(tnp.abs(b)) * w)(

@@ -13,6 +13,7 @@ import scipy.linalg
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
+import tf_numba.scipy.linalg  # noqa: F401  (tf.scipy.linalg in a test below)
 from tf_numba.lowering.kernel_cache import KERNELS
 
 # numba's libm and NumPy's SIMD loops may round transcendental functions differently
@@ -316,7 +317,7 @@ def test_a_wide_run_sets_numbas_thread_count_and_restores_the_callers():
     Python calls cost 3 us of every run), and the caller's count is back after it."""
     import numba
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
-    from tf_numba.lowering.plan import _thread_count_setter
+    from tf_numba.lowering.widths import _thread_count_setter
     from tf_numba.runtime import CpuEngine
     swap = _thread_count_setter()
     before = swap(1)

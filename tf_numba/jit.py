@@ -164,32 +164,42 @@ def _fast_call(prepared, threads):
 
 
 def _fast_signature(args):
-    """``(key, leaves)`` for the common calls: positional NumPy arrays, or lists, tuples
-    and dicts of them (parameters), read without the general pytree walk (which cost
-    ~17 us a call for ``f(params, x)``); None for anything else. ``leaves`` are in pytree
-    order (a dict's by sorted key, as ``pytree.flatten``)."""
+    """``(key, leaves)`` for the common calls: positional NumPy arrays and scalars, and
+    lists, tuples and dicts of them nested to any depth (parameters), read without the
+    general pytree walk (which cost ~17 us a call for ``f(params, x)``); None for anything
+    else. ``leaves`` are in pytree order (a dict's by sorted key, as ``pytree.flatten``).
+    A NumPy scalar and a 0-d array of its dtype have the same key: jit returns 0-d arrays,
+    and either may come back in as a parameter."""
     key, leaves = [], []
-    for a in args:
-        kind = type(a)
-        if kind is np.ndarray:
-            key += (a.dtype, a.shape)
-            leaves.append(a)
-            continue
-        if kind is list or kind is tuple:
-            items = a
-            key += (kind, len(a))          # marks where a container starts and ends
-        elif kind is dict:
-            names = tuple(sorted(a))
-            items = [a[name] for name in names]
-            key += (kind, names)
-        else:
+    try:
+        if not _read_leaves(args, key, leaves):
             return None
-        for b in items:
-            if type(b) is not np.ndarray:
-                return None
+    except TypeError:                   # dict keys that do not sort
+        return None
+    return tuple(key), leaves
+
+
+def _read_leaves(items, key, leaves):
+    for b in items:
+        kind = type(b)
+        if kind is np.ndarray:
             key += (b.dtype, b.shape)
             leaves.append(b)
-    return tuple(key), leaves
+        elif kind is list or kind is tuple:
+            key.append((kind, len(b)))     # marks where a container starts and ends
+            if not _read_leaves(b, key, leaves):
+                return False
+        elif kind is dict:
+            names = tuple(sorted(b))
+            key.append((kind, names))
+            if not _read_leaves([b[name] for name in names], key, leaves):
+                return False
+        elif isinstance(b, np.generic):
+            key += (b.dtype, ())
+            leaves.append(b)
+        else:
+            return False
+    return True
 
 
 def _has_tracer(args, kwargs):

@@ -22,6 +22,7 @@ LLVM under names of our own, as the two libraries export the same name): through
 setting and restoring two libraries cost 3.3 us a run, a fifth of a 256 x 256 gradient.
 """
 import ctypes
+import functools
 
 import numba
 
@@ -86,21 +87,18 @@ def _same(a, b):
             and ctypes.cast(a, ctypes.c_void_p).value == ctypes.cast(b, ctypes.c_void_p).value)
 
 
-_FOUND = []
-
-
+@functools.cache
 def _found():
     """[numba's setter, NumPy's setter]: ``setter(threads) -> width before`` for numba's BLAS
     (SciPy's: its LAPACK, and the products of plans that call it, ``loops.dot_into``) and
     NumPy's (np.linalg's LAPACK, other products, ``loops.gemm_into``), None where a library
     offers no way to set it. Looked up on first use: importing ``scipy.linalg`` costs ~150
     ms, which ``import tf_numba`` and a tiered first call must not pay."""
-    if not _FOUND:
-        numba_blas, numpy_blas = _numba_blas_setter(), _numpy_blas_setter()
-        _FOUND[:] = [numba_blas, None if _same(numba_blas, numpy_blas) else numpy_blas]
-        if any(_FOUND):
-            _use_compiled(_FOUND)
-    return _FOUND
+    numba_blas, numpy_blas = _numba_blas_setter(), _numpy_blas_setter()
+    found = [numba_blas, None if _same(numba_blas, numpy_blas) else numpy_blas]
+    if any(found):
+        _use_compiled(found)
+    return found
 
 
 class _Chosen(list):
@@ -120,6 +118,15 @@ def setters(numba_blas, numpy_blas, first_numpy=False):
     chosen = _Chosen(found[k] for k in slots)
     chosen.slots = tuple(slots)
     return chosen
+
+
+def numpy_setters():
+    """The setters for NumPy's BLAS alone (an interpreted plan's), found without looking
+    for SciPy's (whose ``scipy.linalg`` import costs ~150 ms)."""
+    if _found.cache_info().currsize:
+        return setters(False, True)
+    setter = _numpy_blas_setter()
+    return _Chosen([setter] if setter is not None else [])
 
 
 def set_width(chosen, threads):

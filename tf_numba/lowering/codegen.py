@@ -61,6 +61,8 @@ class Emitter:
         self.private = set()        # values no output can reach: allocated from ``ws``
         self.uses = collections.Counter()   # top-level value -> equations reading it
         self.uses_workspace = False
+        self.uses_prange = False    # facts for the Generated record
+        self.blas = set()           # BLAS libraries the products call (ext.*_BLAS)
 
     def emit(self, line):
         self.lines.append("    " * self.indent + line)
@@ -109,8 +111,22 @@ class Emitter:
         return self.dims.expr(d)
 
 
+class Generated:
+    """What code generation made: the kernel's ``source`` and the ``steps`` (partition) it
+    was built from, and the facts its callers need, recorded as they were emitted (never
+    read back out of the text): ``parallel`` (it has a ``numba.prange`` loop),
+    ``workspace`` (its last parameter is a ``workspace``), ``blas`` (the BLAS libraries
+    its products call: ``ext.NUMPY_BLAS`` and/or ``ext.SCIPY_BLAS``)."""
+    __slots__ = ("source", "steps", "parallel", "workspace", "blas")
+
+    def __init__(self, source, steps, parallel, workspace, blas):
+        self.source, self.steps = source, steps
+        self.parallel, self.workspace, self.blas = parallel, workspace, frozenset(blas)
+
+
 def generate(program, name="kernel", parallel=False, products_on_numpy=True):
-    """(source, steps): the kernel's source text and the partition it was built from.
+    """A ``Generated`` record: the kernel's source text, the partition it was built from
+    and what it uses.
     ``parallel``: regions of at least ``PARALLEL_MIN_ELEMENTS`` become ``numba.prange``
     loops over chunks (how many threads run them is the caller's engine's choice).
     ``products_on_numpy``: products run on NumPy's BLAS, else on numba's
@@ -135,7 +151,8 @@ def generate(program, name="kernel", parallel=False, products_on_numpy=True):
     header = [f"def {name}({', '.join(params + ['ws'] * em.uses_workspace)}):"]
     if em.uses_workspace:
         header.append("    ws[1][0] = 0; ws[1][1] = 0")
-    return "\n".join(header + em.lines) + "\n", steps
+    return Generated("\n".join(header + em.lines) + "\n", steps, em.uses_prange,
+                     em.uses_workspace, em.blas)
 
 
 def consumable(em, v):
@@ -277,6 +294,7 @@ def _emit_group(em, group, read_later):
             _emit_library_step(em, s)
     em.lines, em.indent = lines, indent
     lines.extend(where.before)
+    em.uses_prange = True
     em.emit(f"for {chunks.chunk} in numba.prange({chunks.count}):")
     em.emit(f"    {chunks.lo} = {chunks.chunk} * {chunks.step}")
     em.emit(f"    {chunks.hi} = min({rows}, {chunks.lo} + {chunks.step})")
@@ -391,6 +409,7 @@ def _emit_region(em, region, group=None, chunk_step=None):
         group.switch(em, "body")
     elif par:
         loop = "numba.prange" if parallel else "range"
+        em.uses_prange = em.uses_prange or parallel
         em.emit(f"for {par.chunk} in {loop}({par.count}):")
         em.indent += 1
         em.emit(f"{par.lo} = {par.chunk} * {par.step}")

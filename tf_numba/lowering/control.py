@@ -13,18 +13,12 @@ rows of ``xs`` are read into scalars at the top of an iteration (``unrolled``). 
 recording ``while_loop`` (reverse mode) grows its tape buffers by doubling.
 """
 import contextlib
-import math
 
-from ..core.interpreter import eval_program
 from ..core.ir import Var
-from ..core.primitive import RULES, register
-from ..errors import MissingRuleError
+from ..core.primitive import register
 from ..ops import control
-from ..transforms.ad import partial_eval_program
-from ..transforms.batching import batch_program
-from ..transforms.simplify import dead_code_elimination
 from . import library, unrolled
-from .codegen import emit_program, private_values
+from .codegen import emit_program
 from .partition import FusedRegion, partition
 from .scalar_exprs import ctor, is_elementwise
 
@@ -324,7 +318,7 @@ def _sub_programs(eqn):
 
 def _all_lowerable(eqn):
     """A loop compiles only if every equation of its sub-programs does."""
-    from .plan import lowerable
+    from .segments import lowerable
     return all(lowerable(e) for prog in _sub_programs(eqn) for e in prog.eqns)
 
 
@@ -342,91 +336,3 @@ register("lower", control._copy_p, _copy)
 
 
 # ---------------------------------------------------------------- scan: step-independent work
-
-# Stacked inputs the hoisting may add, in bytes: beyond this a scan keeps its per-step work
-# (the stack is memory the loop never needed).
-HOIST_MAX_BYTES = 32 << 20
-
-
-def hoist_step_independent_work(program):
-    """``program`` with each top-level ``scan`` computing, before the loop, the body's
-    work that depends only on the loop's consts and its step inputs, and reading it as a
-    stacked input: the products of an RNN cell's ``U @ x_t`` become one matrix product
-    over all steps (BLAS at full speed) instead of a small one per step. Work that depends
-    on the consts alone runs once. Only products pay for the stack they write, so a scan
-    is rewritten when a product moves out of it; bodies with loops of their own stay as
-    they are. The hoisted products sum in BLAS's order, not the per-step loop's."""
-    rewrites = {}
-    for k, eqn in enumerate(program.eqns):
-        if eqn.prim is control.scan_p:
-            rewritten = _hoisted_scan(eqn)
-            if rewritten is not None:
-                rewrites[k] = rewritten
-
-    def rewrite(keep):
-        eqns, consts = [], list(program.consts)
-        for k, eqn in enumerate(program.eqns):
-            if k in keep:
-                eqns.extend(rewrites[k][0])
-                consts.extend(rewrites[k][1])
-            else:
-                eqns.append(eqn)
-        return program.replace(eqns=eqns, consts=consts)
-    if not rewrites:
-        return program
-    # a stack the kernel's workspace cannot hold (a loop output may be a view of it, and
-    # reach the program's outputs) is a fresh allocation per call: its page faults cost
-    # more than the products saved (an RNN gradient: 2.25 -> 2.45 ms)
-    private = private_values(rewrite(rewrites))
-    keep = {k for k, (_, _, stacks) in rewrites.items() if all(v in private for v in stacks)}
-    return rewrite(keep) if keep else program
-
-
-def _hoisted_scan(eqn):
-    """(eqns, consts, stacked inputs) replacing one scan whose body has step-independent
-    products, or None."""
-    p = eqn.params
-    body, nc, nk, length = p["body"], p["num_consts"], p["num_carry"], p["length"]
-    if type(length) is not int or length < 2 or body.consts:
-        return None
-    if any(e.prim in RULES["partial_eval"] for e in body.eqns):
-        return None
-    nx = len(body.invars) - nc - nk
-    known, step, _, _ = partial_eval_program(
-        body, [False] * nc + [True] * nk + [False] * nx, [True] * len(body.outvars))
-    residuals = list(known.outvars)
-    bc, bk, bx = control._split(body.invars, nc, nk)
-    invariant, _ = control._invariant_vars(known, bc)
-    stacked = [r for r in residuals if r not in invariant and r not in bx]
-    per_step = dead_code_elimination(known.replace(outvars=stacked))
-    if not any(e.prim.name == "dot_general" for e in per_step.eqns):
-        return None
-    if any(type(d) is not int for r in stacked for d in r.aval.shape) or sum(
-            length * math.prod(r.aval.shape) * r.aval.dtype.itemsize for r in stacked
-    ) > HOIST_MAX_BYTES:
-        return None
-    once = [r for r in residuals if r in invariant and r not in bc]
-    run_once = dead_code_elimination(known.replace(invars=bc, outvars=once))
-    try:    # a primitive without a batching rule keeps its scan as it is
-        batched, _ = batch_program(per_step, [None] * nc + [0] * nx, length,
-                                   [0] * len(stacked))
-    except MissingRuleError:
-        return None
-    # the loop reads: consts (the body's own, then the run-once values), carries, then
-    # step inputs (the body's own, then the stacked values)
-    const_res = [r for r in residuals if r in bc]
-    x_res = [r for r in residuals if r in bx]
-    new_body = control._permute(step, const_res + once + list(bk) + x_res + stacked,
-                                step.outvars)
-
-    def hoisted(*ins):
-        consts, init, xs = control._split(ins, nc, nk)
-        values_once = eval_program(run_once, consts)
-        values_stacked = eval_program(batched, consts + xs)
-        pick_c = [consts[bc.index(r)] for r in const_res]
-        pick_x = [xs[bx.index(r)] for r in x_res]
-        return control.scan_bind(pick_c + values_once, init, pick_x + values_stacked,
-                                 new_body, length, p["reverse"])
-    eqns, consts = control.emit(hoisted, list(eqn.invars), list(eqn.outvars))
-    loop = next(e for e in reversed(eqns) if e.prim is control.scan_p)
-    return eqns, consts, list(loop.invars[len(loop.invars) - len(stacked):])

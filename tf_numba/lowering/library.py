@@ -5,14 +5,12 @@ A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the o
 equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
 NumPy impl between compiled segments instead.
 """
-import collections
 import math
 
 from ..core import dtypes
-from ..core.ir import Var
 from ..core.primitive import register
+from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting
-from ..transforms.simplify import dead_code_elimination
 from . import loops, unrolled
 from .codegen import consumable
 from .scalar_exprs import ctor
@@ -214,6 +212,11 @@ def _iota(em, ins, outs, eqn):
     em.emit("    " * len(idx) + f"{outs[0]}[{', '.join(idx)}] = {idx[dim]}")
 
 
+def _dim_size(em, ins, outs, eqn):
+    dims = [em.dim(d) for d in eqn.params["dims"]]
+    em.emit(f"{outs[0]} = np.int64({' * '.join(dims) or '1'})")
+
+
 def _dot_operand(em, src, aval, groups):
     """``src`` as a C-ordered 3-D array and how BLAS reads each of its matrices.
 
@@ -235,75 +238,6 @@ def _dot_operand(em, src, aval, groups):
     return name, transposed
 
 
-def fold_transposed_operands(program):
-    """``program`` with each product of a ``transpose(y)`` reading ``y`` itself, its axes
-    renamed in the dimension numbers, where that keeps the order of the operand's free
-    axes (which order the product's); transposes left unread go. BLAS reads either
-    order, so the product no longer copies the transposed view into C order first (2 MB
-    for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too). A
-    transpose of a product read nowhere else becomes the swapped product
-    (``_swapped_product``)."""
-    producers, eqns, changed = {}, [], False
-    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
-    readers.update(v for v in program.outvars if type(v) is Var)
-    for eqn in program.eqns:
-        if eqn.prim.name == "dot_general":
-            folded = _through_transposes(eqn, producers)
-        elif eqn.prim.name == "transpose":
-            folded = _swapped_product(eqn, producers, readers)
-        else:
-            folded = eqn
-        changed |= folded is not eqn
-        eqn = folded
-        producers.update((v, eqn) for v in eqn.outvars)
-        eqns.append(eqn)
-    return dead_code_elimination(program.replace(eqns=eqns)) if changed else program
-
-
-def _swapped_product(eqn, producers, readers):
-    """A transpose that swaps the two free blocks of a product ``a . b`` (read nowhere
-    else) as the product ``b . a``, which BLAS writes in that order: no strided view of
-    the product for the next step to read (a stacked input a scan reads row by row)."""
-    x = eqn.invars[0]
-    product = producers.get(x)
-    if product is None or product.prim.name != "dot_general" or readers[x] != 1:
-        return eqn
-    (lc, rc), (lb, rb) = product.params["dimension_numbers"]
-    a, b = product.invars
-    nb = len(lb)
-    n_lfree = len(a.aval.shape) - len(lc) - nb
-    n_rfree = len(b.aval.shape) - len(rc) - nb
-    batch = tuple(range(nb))
-    lfree = tuple(range(nb, nb + n_lfree))
-    rfree = tuple(range(nb + n_lfree, nb + n_lfree + n_rfree))
-    if tuple(eqn.params["permutation"]) != batch + rfree + lfree:
-        return eqn
-    params = dict(product.params, dimension_numbers=((rc, lc), (rb, lb)))
-    return type(eqn)(product.prim, (b, a), eqn.outvars, params, product.source)
-
-
-def _through_transposes(eqn, producers):
-    """``eqn`` (a dot_general) reading the source of each transposed operand it can, or
-    ``eqn`` itself. Operand axis i of ``transpose(y, perm)`` is axis perm[i] of y."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    ins, dims = list(eqn.invars), [[lc, lb], [rc, rb]]
-    for k, x in enumerate(eqn.invars):
-        producer = producers.get(x)
-        if producer is None or producer.prim.name != "transpose":
-            continue
-        perm = producer.params["permutation"]
-        contracting, batch = dims[k]
-        free = [perm[i] for i in range(len(perm)) if i not in contracting and i not in batch]
-        if free == sorted(free):
-            ins[k] = producer.invars[0]
-            dims[k] = [tuple(perm[i] for i in contracting), tuple(perm[i] for i in batch)]
-    if ins == list(eqn.invars):
-        return eqn
-    params = dict(eqn.params, dimension_numbers=((dims[0][0], dims[1][0]),
-                                                 (dims[0][1], dims[1][1])))
-    return type(eqn)(eqn.prim, tuple(ins), eqn.outvars, params, eqn.source)
-
-
 def _dot_general(em, ins, outs, eqn):
     form = _matvec_form(eqn)
     if form is not None:
@@ -313,6 +247,7 @@ def _dot_general(em, ins, outs, eqn):
     a, b = ins
     la, ra = eqn.invars[0].aval, eqn.invars[1].aval
     into = "loops.gemm_into" if em.products_on_numpy else "loops.dot_into"
+    em.blas.add(NUMPY_BLAS if em.products_on_numpy else SCIPY_BLAS)
     if la.ndim == ra.ndim == 2 and len(lc) == 1 and not lb:
         # a matrix product reads its operands as they are, whatever their layout (a
         # LAPACK result is column-major): gemm_into and dot_into copy only what BLAS
@@ -565,6 +500,7 @@ LOWERINGS = {
     layout.PRIMS["pad"]: _pad,
     layout.PRIMS["concatenate"]: _concatenate,
     layout.PRIMS["iota"]: _iota,
+    layout.PRIMS["dim_size"]: _dim_size,
     contraction.PRIMS["dot_general"]: _dot_general,
     reductions.PRIMS["argmax"]: _argextreme,
     reductions.PRIMS["argmin"]: _argextreme,

@@ -1,102 +1,39 @@
-"""A program prepared for execution: compiled segments and, between them, NumPy steps.
+"""A program prepared for execution: its segments, and the tier it runs on.
 
 Consecutive equations that can be lowered form one segment, compiled into one numba kernel
-(one crossing from Python into compiled code). An equation with no lowering for its
-dtypes runs its NumPy impl between segments. In the common case the whole program is one
-kernel and ``run`` is a single call.
+(one crossing from Python into compiled code); an equation with no lowering for its
+dtypes runs its NumPy impl between segments (``segments``). In the common case the whole
+program is one kernel and ``run`` is a single call.
+
+Tiers: a tiered plan (the default) answers with the NumPy interpreter until its kernels are
+ready, then runs them. A kernel is ready at once when this process already has it or
+numba's disk cache holds it (a few ms to load); otherwise compile workers make it
+(``compile_service``: other processes, so the interpreter keeps the GIL and the cores'
+time to itself) while calls are interpreted. ``tiered=False`` (or ``TF_NUMBA_TIERED=0``)
+compiles on the first call, in the caller's thread.
 """
-import contextlib
+import functools
 import os
 import sys
 import threading
 
-import numba
-from numba.np.ufunc.parallel import _launch_threads as launch_threads
+import numpy as np
 
 from ..core.interpreter import eval_program
-from ..core.ir import Literal, Program, Var
+from ..core.ir import Literal
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
-from ..core.primitive import RULES
-from ..ext import HOST_BLAS, NUMPY_BLAS, SCIPY_BLAS
-from . import library  # (registers the lowering rules; folds transposed operands)
-from . import control  # (and those of the loops and branches)
+from ..ext import SCIPY_BLAS
+from ..transforms.lowering_rewrites import prepare_for_lowering
+from . import library  # noqa: F401  (registers the lowering rules)
+from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
-from .codegen import generate
-from .native import calling
+from .compile_service import SERVICE
 from .kernel_cache import KERNELS
-from .workspace import Workspaces
-from .partition import REDUCTIONS
-from .scalar_exprs import is_elementwise, supports_dtype
+from .segments import (CompiledSegment, InterpretedStep, lowerable, segment_program, split,
+                       uses_after)
+from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
 
-
-def lowerable(eqn):
-    if is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or eqn.prim.name == "broadcast_in_dim":
-        return supports_dtype(eqn)
-    return eqn.prim in RULES["lower"] and library.supported(eqn)
-
-
-class CompiledSegment:
-    """One kernel: converts rank-0 inputs to scalars and rank-0 outputs back to NumPy."""
-
-    def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True):
-        self.program = program
-        self.source, self.steps = generate(program, parallel=parallel,
-                                           products_on_numpy=products_on_numpy)
-        self.kernel = kernel_cache.get(self.source)
-        self.cache = kernel_cache
-        self.const_values = [c for _, c in program.consts]
-        self.scalar_in = [(i, v.aval.dtype.type) for i, v in enumerate(program.invars)
-                          if not v.aval.shape]
-        self.scalar_out = [(i, v.aval.dtype.type) for i, v in enumerate(program.outvars)
-                           if not v.aval.shape]
-        # nothing to convert on the way in or out: call the kernel directly
-        self.plain = not (self.scalar_in or self.const_values or self.scalar_out)
-        self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
-        # the kernel takes its private intermediates from a workspace (its last parameter)
-        self.workspaces = Workspaces() if self.source.split(":", 1)[0].endswith("ws)") else None
-        self.plain = self.plain and self.workspaces is None
-        self.first = True
-
-    def __call__(self, args):
-        """Outputs for ``args`` (a list this call may modify)."""
-        if self.first:
-            return self._convert(self._prepare_args(args), first=True)
-        if self.plain:
-            out = self.kernel.dispatcher(*args)
-            return (out,) if self.bare else out
-        return self._convert(self._prepare_args(args))
-
-    def _prepare_args(self, args):
-        for i, t in self.scalar_in:
-            args[i] = t(args[i])
-        if self.const_values:
-            args = list(args) + self.const_values
-        return args
-
-    def _convert(self, args, first=False):
-        workspaces = self.workspaces
-        if workspaces is not None:
-            ws = workspaces.acquire()
-            args = list(args) + [ws]
-        if first:
-            outs = self.cache.call_first(self.kernel, args)
-            self.first = False
-        else:
-            outs = self.kernel.dispatcher(*args)
-        if workspaces is not None:
-            workspaces.release(ws)
-        if self.bare:
-            outs = (outs,)
-        if self.scalar_out:
-            outs = list(outs)
-            for i, t in self.scalar_out:
-                outs[i] = t(outs[i])
-        return outs
-
-
-class InterpretedStep:
-    def __init__(self, eqn):
-        self.eqn = eqn
+__all__ = ["Plan", "lowerable", "tiered_default"]
 
 
 def tiered_default():
@@ -105,12 +42,7 @@ def tiered_default():
 
 
 class Plan:
-    """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered.
-
-    Tiered: until its kernels are compiled (in a background thread, started by the first
-    run), a plan answers with the NumPy interpreter, so a first call costs milliseconds,
-    not the seconds numba needs to compile in a fresh process. ``compile()`` waits.
-    """
+    """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered."""
 
     def __init__(self, program, kernel_cache=KERNELS, tiered=None, parallel=False):
         self.program = program
@@ -121,58 +53,32 @@ class Plan:
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
         self.ready = False
-        self._compiling = None
+        self._jobs = None            # [(segment, signature, Job)] sent to compile workers
+        self._gave_up = False        # a kernel failed to compile: stay interpreted
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache, parallel):
-        program = library.fold_transposed_operands(
-            control.hoist_step_independent_work(program))
-        groups, current = [], []
-        for eqn in program.eqns:
-            if lowerable(eqn):
-                current.append(eqn)
-            else:
-                if current:
-                    groups.append(current)
-                    current = []
-                groups.append(eqn)
-        if current:
-            groups.append(current)
-        uses_after = _uses_after(program, groups)
+        program = prepare_for_lowering(program)
+        groups = split(program)
+        after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
         # products on the same one, so one library (run as wide as the engine) does all of
         # its BLAS work
-        lapack = _lapack_libraries(groups)
-        const_vars = {v for v, _ in program.consts}
-        self.consts = dict(program.consts)
+        lapack = lapack_libraries(groups)
+        consts = dict(program.consts)
+        self.consts = consts
         for g, group in enumerate(groups):
             if not isinstance(group, list):
                 self.segments.append(InterpretedStep(group))
                 continue
-            defined = {v for e in group for v in e.outvars}
-            ins, seen = [], set()
-            for e in group:
-                for v in e.invars:
-                    if type(v) is Var and v not in defined and v not in seen:
-                        seen.add(v)
-                        ins.append(v)
-            outs = [v for e in group for v in e.outvars if v in uses_after[g]]
-            seg_consts = [(v, self.consts[v]) for v in ins if v in const_vars]
-            if len(groups) == 1:
-                # the whole program is one kernel: take the program's inputs as they are,
-                # so run() can hand its arguments straight to it
-                seg_ins, outs = list(program.invars), list(program.outvars)
-            else:
-                seg_ins = [v for v in ins if v not in const_vars]
-            sub = Program(seg_ins, seg_consts, group, outs)
             self.segments.append(CompiledSegment(
-                sub, kernel_cache, parallel,
+                segment_program(program, groups, g, after, consts), kernel_cache, parallel,
                 products_on_numpy=SCIPY_BLAS not in lapack and numpy_blas.AVAILABLE))
+        kernels = [seg for seg in self.segments if type(seg) is CompiledSegment]
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
-        # and so do BLAS and LAPACK calls (blas_threads)
-        self.parallel = any(type(seg) is CompiledSegment and "numba.prange(" in seg.source
-                            for seg in self.segments)
-        self.blas_use = _blas_libraries(self.segments, lapack)  # numba's, NumPy's, LAPACK's
+        # and so do BLAS and LAPACK calls (widths)
+        self.parallel = any(seg.parallel for seg in kernels)
+        self.blas_use = blas_libraries(frozenset().union(*(s.blas for s in kernels)), lapack)
         self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
@@ -185,9 +91,14 @@ class Plan:
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
         if plan.parallel:               # (never a plan that calls BLAS: see variant_for)
-            return _run_with_width(plan._run, args, threads)
-        if plan.ready and plan.blas:     # (runs before that are interpreted or compiling)
-            return _run_with_blas(plan.blas, plan._run, args, threads)
+            return run_with_width(plan._run, args, threads)
+        if plan.ready or not plan.tiered:
+            if plan.blas:
+                return run_with_blas(plan.blas, plan._run, args, threads)
+            return plan._run(args)
+        if any(plan.blas_use):
+            # interpreted: its products run on NumPy's BLAS, as wide as the engine
+            return run_with_blas(_interpreter_blas(), plan._run, args, threads)
         return plan._run(args)
 
     def runner(self, threads):
@@ -201,10 +112,10 @@ class Plan:
             return lambda args: self.run(args, threads)
         segment, blas = plan.segments[0], plan.blas
         if plan.parallel:
-            return lambda args: _run_with_width(segment, args, threads)
+            return lambda args: run_with_width(segment, args, threads)
         if not blas:
             return segment
-        return lambda args: _run_with_blas(blas, segment, args, threads)
+        return lambda args: run_with_blas(blas, segment, args, threads)
 
     @property
     def blas(self):
@@ -240,48 +151,105 @@ class Plan:
             if self.single:
                 return self.segments[0](args if self.segments[0].plain else list(args))
             return self._run_segments(args)
-        if not self.tiered or self._kernels_loaded():
-            outs = self._run_segments(args)
+        if not self.tiered:
+            outs = self._run_segments(args)      # compiles here, on the caller's thread
             self.ready = True
             return outs
+        return self._run_tiered(args)
+
+    def _run_tiered(self, args):
+        """A call before the kernels are ready: the first one finds (or sends for) each
+        kernel for the types it sees; every one answers by the interpreter until all have
+        arrived."""
         with self._lock:
-            if self._compiling is None:
-                self._compiling = threading.Thread(target=self._compile_in_background,
-                                                   args=(list(args),), daemon=True,
-                                                   name="tf_numba-compile")
-                self._compiling.start()
+            jobs = self._jobs
+            if jobs is None and not self._gave_up:
+                outs, self._jobs = self._find_kernels(args)
+                if not self._jobs:
+                    self.ready = True
+                return outs
+        if jobs and all(job.done.is_set() for _, _, job in jobs):
+            with self._lock:
+                if self._jobs is jobs and self._install(jobs):
+                    self.ready = True
+            if self.ready:
+                return self._run(args)
         return self.interpret(args)
 
-    def _kernels_loaded(self):
-        """Every kernel already compiled in this process (another plan shares them)."""
-        return all(seg.kernel.dispatcher.overloads for seg in self.segments
-                   if type(seg) is CompiledSegment)
+    def _find_kernels(self, args):
+        """(outputs, jobs): this call answered by the interpreter, each kernel's argument
+        types read on the way; a kernel this process has or can load from numba's disk
+        cache is used as it is, the others are sent to the compile workers."""
+        wanted, outs = self._signatures(args)
+        jobs = []
+        for seg, signature in wanted:
+            kernel = seg.kernel
+            if kernel.compiled_for(signature):
+                seg.first = False
+                continue
+            if kernel.load_from_disk(signature):
+                self.kernel_cache.stats["disk_hits"] += 1
+                seg.first = False
+                continue
+            jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
+        return outs, jobs
+
+    def _signatures(self, args):
+        """([(segment, signature)], outputs) for a run on ``args``, by the interpreter."""
+        if self.single:
+            seg = self.segments[0]
+            return [(seg, seg.signature(args))], self.interpret(args)
+        wanted = []
+        outs = self._run_segments(args, lambda seg, seg_args: (
+            wanted.append((seg, seg.signature(seg_args))), seg.evaluate(seg_args))[1])
+        return wanted, outs
+
+    def _install(self, jobs):
+        """Add the workers' compiled kernels; False (and interpreted from now on) if any
+        failed to compile."""
+        failed = [(seg, job.error) for seg, _, job in jobs if job.error is not None]
+        if failed:
+            self._gave_up, self._jobs = True, []
+            print(f"tf_numba: compiling a kernel failed, running interpreted: "
+                  f"{failed[0][1]}", file=sys.stderr)
+            return False
+        for seg, signature, job in jobs:
+            if not seg.kernel.compiled_for(signature):
+                try:
+                    seg.kernel.install(job.payload, signature)
+                except Exception as err:    # the interpreter keeps answering correctly
+                    self._gave_up, self._jobs = True, []
+                    print(f"tf_numba: loading a compiled kernel failed, running "
+                          f"interpreted: {err}", file=sys.stderr)
+                    return False
+            self.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
+            seg.first = False
+        self._jobs = []
+        return True
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
         program = self.program
         if self.symbolic:
             program = specialize(program, bind_dims(program, args))
-        return eval_program(program, list(args))
-
-    def _compile_in_background(self, args):
-        try:
-            self._run_segments(args)
-            self.ready = True
-        except Exception as err:  # the interpreter keeps answering correctly
-            print(f"tf_numba: compiling a kernel failed, running interpreted: {err!r}",
-                  file=sys.stderr)
+        return _as_arrays(eval_program(program, list(args)))
 
     def compile(self):
-        """Compile now (or wait for the background compile); needs one ``run`` first
-        when tiered, since kernels are typed from real arguments."""
-        thread = self._compiling
-        if thread is not None:
-            thread.join()
+        """Wait until the kernels a first run sent for have arrived (a tiered plan needs
+        one ``run`` first: kernels are typed from real arguments)."""
+        jobs = self._jobs
+        if jobs:
+            for _, _, job in jobs:
+                job.done.wait()
+            with self._lock:
+                if self._jobs is jobs and self._install(jobs):
+                    self.ready = True
         return self
 
-    def _run_segments(self, args):
-        if self.single:
+    def _run_segments(self, args, run_kernel=None):
+        """Each segment in turn; ``run_kernel(segment, args)`` runs the compiled ones
+        (default: their kernels)."""
+        if self.single and run_kernel is None:
             return self.segments[0](list(args))
         env = dict(zip(self.program.invars, args))
         env.update(self.consts)
@@ -294,9 +262,10 @@ class Plan:
                 env.update(zip(eqn.outvars, out if eqn.prim.multiple_results else [out]))
             else:
                 sub = seg.program
-                outs = seg([env[v] for v in sub.invars])
+                seg_args = [env[v] for v in sub.invars]
+                outs = seg(seg_args) if run_kernel is None else run_kernel(seg, seg_args)
                 env.update(zip(sub.outvars, outs))
-        return [_read(env, v) for v in self.program.outvars]
+        return _as_arrays([_read(env, v) for v in self.program.outvars])
 
     def as_text(self):
         parts = [f"program ({len(self.program.eqns)} equations):", str(self.program), ""]
@@ -311,100 +280,17 @@ class Plan:
         return "\n".join(parts)
 
 
-# numba's fallback threading layer (workqueue, used where neither OpenMP nor TBB is
-# installed) aborts the process when two threads launch parallel regions at once: runs of
-# parallel plans are serialized while the layer is unknown or workqueue.
-_WORKQUEUE_LOCK = threading.Lock()
+def _as_arrays(outs):
+    """Outputs as ndarrays: NumPy's reductions give NumPy scalars, a kernel 0-d arrays,
+    and a plan gives the same whichever tier answers."""
+    return [x if type(x) is np.ndarray else np.asarray(x) for x in outs]
 
 
-def _concurrent_launches_safe():
-    try:
-        return numba.threading_layer() != "workqueue"
-    except ValueError:          # no parallel region has run yet in this process
-        return False
-
-
-# numba registers these two symbols with LLVM when it starts its threads
-_get_thread_count = calling("get_num_threads", "int", ())
-_set_thread_count = calling("set_num_threads", "void", ("int",))
-
-
-def _swap_thread_count(threads):
-    """Set numba's thread count for this thread; returns the count before. Compiled: 0.3
-    us, where Python's numba.get_num_threads and set_num_threads cost 1-2 us each (a
-    parallel softmax cross-entropy over 128 x 1000 paid 5.8 us a run, a tenth)."""
-    before = _get_thread_count()
-    _set_thread_count(threads)
-    return before
-
-
-def _thread_count_setter():
-    """``_swap_thread_count`` compiled, after numba has started its threads (which
-    registers the symbols it calls; numba's check takes two locks, ~3 us, so it is made
-    once). Made on first use: a dispatcher made at import costs ``import tf_numba``
-    0.4 ms, and the first of a process 9 ms more (``deferred``)."""
-    if not _THREAD_COUNT_SETTER:
-        launch_threads()
-        _THREAD_COUNT_SETTER.append(numba.njit(cache=True, nogil=True)(_swap_thread_count))
-    return _THREAD_COUNT_SETTER[0]
-
-
-_THREAD_COUNT_SETTER = []
-
-
-def _run_with_width(run, args, threads):
-    """``run(args)`` on ``threads`` of numba's threads (this thread's count, restored after)."""
-    threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    swap = _thread_count_setter()
-    with _NO_LOCK if _concurrent_launches_safe() else _WORKQUEUE_LOCK:
-        before = swap(threads)
-        try:
-            return run(args)
-        finally:
-            swap(before)
-
-
-_NO_LOCK = contextlib.nullcontext()
-
-
-def _run_with_blas(blas, run, args, threads):
-    """``run(args)`` with the BLAS libraries ``blas`` (setters) as wide as ``threads``
-    (``blas_threads.set_width``), restored after."""
-    before = blas_threads.set_width(blas, threads)
-    try:
-        return run(args)
-    finally:
-        blas_threads.restore(blas, before)
-
-
-def _lapack_libraries(groups):
-    """The BLAS libraries the plan's host steps call (``ext.HOST_BLAS``)."""
-    return frozenset(HOST_BLAS[g.prim] for g in groups
-                     if not isinstance(g, list) and g.prim in HOST_BLAS)
-
-
-def _blas_libraries(segments, lapack):
-    """(numba's BLAS, NumPy's BLAS, LAPACK's): which of the two BLAS libraries a plan's
-    steps may call, and which one runs its host steps' LAPACK (SciPy's where any does,
-    else NumPy's; None without LAPACK). Products go to NumPy's (``loops.gemm_into``) unless
-    LAPACK runs on SciPy's, numba's (``loops.dot_into``)."""
-    sources = [seg.source for seg in segments if type(seg) is CompiledSegment]
-    wide = next((lib for lib in (SCIPY_BLAS, NUMPY_BLAS) if lib in lapack), None)
-    return (SCIPY_BLAS in lapack or any("loops.dot_into(" in s for s in sources),
-            NUMPY_BLAS in lapack or any("loops.gemm_into(" in s for s in sources), wide)
+@functools.cache
+def _interpreter_blas():
+    """Setters for an interpreted run: its products and LAPACK run on NumPy's BLAS."""
+    return blas_threads.numpy_setters()
 
 
 def _read(env, v):
     return v.value if type(v) is Literal else env[v]
-
-
-def _uses_after(program, groups):
-    """For each group index, the vars it defines that something after it needs."""
-    needed = {v for v in program.outvars if type(v) is Var}
-    result = [None] * len(groups)
-    for g in range(len(groups) - 1, -1, -1):
-        group = groups[g] if isinstance(groups[g], list) else [groups[g]]
-        result[g] = set(needed)
-        for e in group:
-            needed.update(v for v in e.invars if type(v) is Var)
-    return result

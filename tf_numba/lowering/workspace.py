@@ -43,7 +43,7 @@ def take(ws, shape, dtype):
     return arena[start:start + nbytes].view(dtype).reshape(shape)
 
 
-def _new(nbytes):
+def new_workspace(nbytes):
     """A workspace whose arena starts on an ``ALIGN``-byte boundary."""
     raw = np.empty(nbytes + ALIGN, np.uint8)
     skip = -raw.ctypes.data % ALIGN
@@ -59,14 +59,14 @@ class Workspaces:
 
     def acquire(self):
         """A workspace for one call (the kernel zeroes its ``state`` first thing)."""
-        return self._free.pop() if self._free else _new(0)
+        return self._free.pop() if self._free else new_workspace(0)
 
     def release(self, ws):
         """Back to the pool, grown to what the call asked for (up to the cap)."""
         arena, state = ws
         asked = int(state[1])
         if asked > arena.size and arena.size < MAX_ARENA_BYTES:
-            ws = _new(min(asked, MAX_ARENA_BYTES))
+            ws = new_workspace(min(asked, MAX_ARENA_BYTES))
         self._free.append(ws)
 
     def nbytes(self):

@@ -14,6 +14,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import Sym
+from ..core.trace import current_builder
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import layout
@@ -46,21 +47,11 @@ def _keep(out, shape, axes, keepdims):
 
 def _count(shape, axes, name):
     """The number of elements in ``axes``: a Python int, or for symbolic lengths an int64
-    traced value (a sum of ones over each symbolic axis; tracing has no dim-as-value op)."""
-    n, symbolic = 1, []
-    for a in axes:
-        if isinstance(shape[a], Sym):
-            symbolic.append(shape[a])
-        else:
-            n *= shape[a]
-    if not symbolic:
-        return n
-    count = None if n == 1 else np.asarray(n, np.int64)
-    for d in symbolic:
-        ones = layout.broadcast_in_dim(np.asarray(1, np.int64), (d,), ())
-        length = red.reduce_sum(ones, (0,))
-        count = length if count is None else ew.mul(count, length)
-    return count
+    traced value (``dim_size``)."""
+    dims = [shape[a] for a in axes]
+    if not builtins.any(isinstance(d, Sym) for d in dims):
+        return math.prod(dims)
+    return layout.dim_size(dims)
 
 
 def _accumulator(dt):
@@ -203,6 +194,10 @@ def _counts(x, axes, where, keepdims, name):
     """The number of elements reduced: a Python int, or an int64 array when ``where`` masks."""
     shape = _shape(x)
     if where is True:
+        if current_builder() is not None:
+            # traced: the count is read from the operand's shape, not written into the
+            # program as a literal, so a compiled kernel serves every length
+            return layout.dim_size([shape[a] for a in axes])
         return _count(shape, axes, name)
     mask = P.broadcast_to(_arr(where), shape, name)
     counts = red.reduce_sum(ew.convert_element_type(mask, dtypes.int64), axes)

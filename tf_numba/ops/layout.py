@@ -501,6 +501,31 @@ register("jvp", concatenate_p, _concatenate_jvp)
 register("transpose", concatenate_p, _concatenate_transpose)
 
 
+# ---------------------------------------------------------------- dim_size
+
+def _dim_size_eval(*, dims):
+    return ShapedArray((), dtypes.int64)
+
+
+def _dim_size_impl(*, dims):
+    return np.int64(math.prod(dims))
+
+
+dim_size_p = _declare("dim_size", _dim_size_eval, _dim_size_impl)
+defzero(dim_size_p)
+
+
+def dim_size(dims):
+    """The product of ``dims`` (ints or symbolic dims) as an int64 scalar value: a length
+    used as a number (a mean's count), which compiled code reads from its inputs' shapes
+    instead of holding as a literal, so one kernel serves every length.
+
+    >>> dim_size((2, 3))
+    np.int64(6)
+    """
+    return dim_size_p.bind(dims=tuple(dims))
+
+
 # ---------------------------------------------------------------- iota and full
 
 def _iota_eval(*, dtype, shape, dimension):

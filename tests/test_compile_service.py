@@ -1,0 +1,249 @@
+"""The compile service: kernels compile in worker processes while the interpreter answers;
+exits, killed workers and unusable cache directories change no result."""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.lowering.compile_service import SERVICE, CompileService
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_script(source, cache_dir, timeout=120):
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(cache_dir),
+               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(source)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _numba_entries(cache_dir):
+    return glob.glob(os.path.join(str(cache_dir), "*", "__pycache__", "*.nbi"))
+
+
+def _wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()
+
+
+def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_the_cache(
+        tmp_path):
+    script = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * 1.75 + tnp.cos(x)))
+        x = np.linspace(0.0, 1.0, 50)
+        print(float(f(x)), tf.cache_info()["compiles"])   # interpreted: nothing compiled yet
+    """
+    first = _run_script(script, tmp_path)
+    assert first.returncode == 0, first.stderr
+    value, compiles = first.stdout.split()
+    x = np.linspace(0.0, 1.0, 50)
+    assert float(value) == pytest.approx(np.sum(np.sin(x) * 1.75 + np.cos(x)), rel=1e-12)
+    assert compiles == "0"
+    # the worker finishes the job it was sent after the script has gone
+    assert _wait_for(lambda: _numba_entries(tmp_path), 90), "no kernel reached the cache"
+    second = _run_script(textwrap.dedent(script) + 'print(tf.cache_info()["disk_hits"])',
+                         tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split()[0] == value
+    assert int(second.stdout.split()[-1]) >= 1           # loaded, not compiled again
+
+
+def test_workers_do_not_outlive_the_user_process_for_long(tmp_path):
+    script = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering.compile_service import SERVICE
+        f = tf.jit(lambda x: tnp.tanh(x) * 2.5 - x)
+        f(np.ones(8))
+        print(*SERVICE.worker_pids())
+    """
+    done = _run_script(script, tmp_path)
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids
+
+    def gone():
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            # a zombie of an exited worker (reaped by init) counts as gone
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split()[2] != "Z":
+                    return False
+        return True
+    assert _wait_for(gone, 90)
+
+
+def _request_for(fn, *args):
+    """A compile request for the one kernel of ``jit(fn)`` on ``args``, and that kernel."""
+    spec = tf.jit(fn, tiered=True).lower(*args)
+    seg = spec.plan.segments[0]
+    return seg.kernel.request(seg.signature(list(args))), seg
+
+
+def test_a_worker_killed_mid_compile_costs_a_retry_not_a_result():
+    service = CompileService(max_workers=1)
+    x = np.linspace(-2.0, 2.0, 33)
+    request, seg = _request_for(lambda x: tnp.exp(tnp.sin(x) * 0.625) + 0.3125, x)
+    job = service.submit(request)
+    time.sleep(0.3)                             # starting up or compiling: either way
+    for pid in service.worker_pids():
+        os.kill(pid, signal.SIGKILL)
+    assert job.done.wait(120)
+    assert job.error is None, job.error
+    assert service.info()["retries"] >= 1
+    seg.kernel.install(job.payload, request["signature"])
+    seg.first = False
+    np.testing.assert_allclose(seg([x])[0], np.exp(np.sin(x) * 0.625) + 0.3125, rtol=1e-14)
+
+
+def test_a_job_that_kills_every_worker_is_reported_not_hung(monkeypatch):
+    service = CompileService(max_workers=1)
+    x = np.ones(4)
+    request, _ = _request_for(lambda x: x * 0.4375, x)
+    request = dict(request, function="kernel_that_is_not_there")
+    job = service.submit(request)
+    assert job.done.wait(120)
+    assert job.payload is None and "kernel_that_is_not_there" in job.error
+
+
+def test_a_tiered_plan_answers_by_the_interpreter_then_runs_compiled():
+    f = tf.jit(lambda x: tnp.cumsum(tnp.tanh(x)) * 0.8125, tiered=True)
+    x = np.linspace(0.0, 3.0, 21)
+    want = np.cumsum(np.tanh(x)) * 0.8125
+    np.testing.assert_allclose(f(x), want, rtol=1e-14)
+    plan = f.lower(x).plan
+    plan.compile()
+    assert plan.ready
+    np.testing.assert_allclose(f(x), want, rtol=1e-14)
+
+
+def test_an_unusable_cache_directory_warns_once_and_keeps_kernels_in_memory(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    script = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        f = tf.jit(lambda x: tnp.sum(x * 1.5), tiered=False)
+        g = tf.jit(lambda x: tnp.max(x) - 0.5)
+        x = np.arange(6.0)
+        print(float(f(x)), float(g(x)), tf.cache_info()["directory"])
+        g.lower(x).plan.compile()
+        print(float(g(x)))
+    """
+    done = _run_script(script, blocker / "cache")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0].split() == ["22.5", "4.5", "None"]
+    assert lines[1] == "4.5"
+    warnings = [line for line in done.stderr.splitlines() if "unusable" in line]
+    assert len(warnings) == 1 and "a_file" in warnings[0], done.stderr
+
+
+def test_jit_returns_0d_arrays_and_takes_them_back_on_the_fast_path():
+    @tf.jit
+    def step(params, x):
+        loss = tnp.sum((x * params["w"] + params["b"]) ** 2)
+        return loss, {"w": params["w"] - 0.01 * loss, "b": params["b"] * 0.5}
+
+    params = {"w": np.float64(1.5), "b": np.array(0.25)}
+    x = np.linspace(0.0, 1.0, 5)
+    step.lower(params, x).compile(params, x)
+    step(params, x)                               # makes the fast path's entry
+    (key, fast), = step.jitted._fast.items()
+    fast_calls = []
+    step.jitted._fast[key] = lambda leaves: (fast_calls.append(1), fast(leaves))[1]
+    for _ in range(4):
+        loss, params = step(params, x)
+        assert type(loss) is np.ndarray and loss.shape == ()
+        assert type(params["w"]) is np.ndarray and params["w"].shape == ()
+    assert len(fast_calls) == 4
+
+
+def test_a_batch_size_sweep_compiles_one_kernel():
+    def loss(w, x, y):
+        return tnp.mean((tnp.tanh(x @ w) - y) ** 2) + tnp.var(x, ddof=1)
+
+    f = tf.jit(tf.value_and_grad(loss), tiered=False)
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(7)
+    before = tf.cache_info()["misses"]
+    for n in (9, 33, 100, 250, 17, 64, 500, 1000):
+        x, y = rng.standard_normal((n, 7)), rng.standard_normal(n)
+        value, grad = f(w, x, y)
+        want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+        np.testing.assert_allclose(value, want_value, rtol=1e-12)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+    assert tf.cache_info()["misses"] - before == 1        # one kernel source for them all
+
+
+def test_threads_share_a_compiling_plan_and_all_get_right_answers():
+    import threading
+    f = tf.jit(lambda x: tnp.sum(tnp.exp(x) * 0.9375, axis=0))
+    x = np.linspace(0.0, 1.0, 24).reshape(6, 4)
+    want = np.sum(np.exp(x) * 0.9375, axis=0)
+    errors = []
+
+    def calls():
+        try:
+            for _ in range(200):
+                np.testing.assert_allclose(f(x), want, rtol=1e-14)
+        except Exception as err:          # reported below, with the thread's failure
+            errors.append(err)
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    f.lower(x).plan.compile()
+    np.testing.assert_allclose(f(x), want, rtol=1e-14)
+
+
+def test_two_processes_that_need_the_same_kernel_both_succeed(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        f = tf.jit(lambda x: tnp.max(tnp.sin(x) * 2.125))
+        x = np.linspace(0.0, 3.0, 40)
+        for _ in range(5):
+            y = f(x)
+        f.lower(x).plan.compile()
+        print(float(f(x)), float(y))
+    """)
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    runs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    want = float(np.max(np.sin(np.linspace(0.0, 3.0, 40)) * 2.125))
+    for run in runs:
+        out, err = run.communicate(timeout=180)
+        assert run.returncode == 0, err
+        assert [float(v) for v in out.split()] == [pytest.approx(want, rel=1e-15)] * 2
+
+
+def test_an_idle_worker_leaves_and_a_new_one_takes_the_next_job(monkeypatch):
+    monkeypatch.setenv("TF_NUMBA_WORKER_IDLE_SECONDS", "1")
+    service = CompileService(max_workers=1)
+    x = np.linspace(0.0, 1.0, 9)
+    first, seg = _request_for(lambda x: x * 0.171875 + 1.0, x)
+    job = service.submit(first)
+    assert job.done.wait(120) and job.error is None, job.error
+    (pid,) = service.worker_pids()
+    assert _wait_for(lambda: not service.worker_pids(), 30)     # it left, idle
+    second, _ = _request_for(lambda x: x * 0.203125 - 1.0, x)
+    job = service.submit(second)
+    assert job.done.wait(120) and job.error is None, job.error
+    assert service.worker_pids() != [pid] and service.info()["retries"] == 0

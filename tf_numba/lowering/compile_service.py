@@ -1,0 +1,215 @@
+"""Kernels compile in worker processes, never in a thread of the user's process.
+
+Why: numba holds the GIL while it types and lowers, so a compile thread starved the
+interpreted tier it was meant to hide (a small gradient answered at ~180 us a call instead
+of ~40), and LLVM still running in a daemon thread at interpreter exit crashed the
+process. A worker is a separate Python process at a lower priority
+(``compile_worker.py``): it imports a kernel's module from its file (or its source text
+when there is no disk cache), compiles it for the argument types the user's process saw,
+saves numba's disk-cache entry where there is a cache directory, and sends back numba's
+own serialized compile result, which the user's process adds to its dispatcher in
+milliseconds.
+
+Lifetime: workers start on first use (``warm``, from the first ``jit``) and read jobs from
+a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs it has
+already been sent (so their kernels land in the disk cache and the next run starts warm)
+and exits. Nothing else stays behind. A worker that dies mid-compile costs a retry on a
+new worker; a compile that fails the same way twice is reported to the caller, whose plan
+keeps running on the interpreter.
+"""
+import itertools
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+
+_HEADER = struct.Struct("<Q")
+MAX_ATTEMPTS = 2                  # a job whose worker died is sent once more
+
+
+def _worker_count():
+    """One worker per core the process may use: the user's thread keeps running
+    interpreted steps meanwhile, and the workers run at a lower priority."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def write_message(stream, obj):
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_message(stream):
+    """The next message, or None at end of stream (``stream`` may return short reads)."""
+    head = _read_exactly(stream, _HEADER.size)
+    if head is None:
+        return None
+    (size,) = _HEADER.unpack(head)
+    data = _read_exactly(stream, size)
+    return None if data is None else pickle.loads(data)
+
+
+def _read_exactly(stream, size):
+    parts, missing = [], size
+    while missing:
+        part = stream.read(missing)
+        if not part:
+            return None
+        parts.append(part)
+        missing -= len(part)
+    return b"".join(parts)
+
+
+class Job:
+    """One kernel to compile for one signature. ``done`` is set when ``payload`` (numba's
+    serialized compile result) or ``error`` (a message) has arrived."""
+    __slots__ = ("request", "done", "payload", "error", "attempts", "seconds", "cached")
+
+    def __init__(self, request):
+        self.request = request
+        self.done = threading.Event()
+        self.payload = self.error = None
+        self.attempts = 0
+        self.seconds = 0.0
+        self.cached = False        # the worker found it in numba's disk cache
+
+
+class _Worker:
+    """A worker process, its pipe, the jobs sent to it, and the thread reading its replies
+    (blocked in a read, that thread holds no GIL)."""
+
+    def __init__(self, service):
+        self.service = service
+        self.jobs = {}
+        env = dict(os.environ)
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from tf_numba.lowering.compile_worker import main; main()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            # what numba prints while compiling would reach the user's terminal, maybe
+            # after the script has ended; errors come back as replies instead
+            stderr=None if os.environ.get("TF_NUMBA_WORKER_STDERR") else subprocess.DEVNULL,
+            # its own session: a Ctrl-C meant for the user's script does not cut a compile
+            # short, and the worker finishes what it was sent into the cache
+            start_new_session=True)
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read_replies, daemon=True,
+                                       name="tf_numba-compile-replies")
+        self.reader.start()
+
+    def send(self, job_id, job):
+        with self.lock:
+            self.jobs[job_id] = job
+            try:
+                write_message(self.process.stdin, (job_id, job.request))
+            except (OSError, ValueError):      # the worker is gone: the reader retries it
+                pass
+
+    def _read_replies(self):
+        stream = self.process.stdout
+        while True:
+            try:
+                reply = read_message(stream)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                reply = None
+            if reply is None:
+                break
+            job_id, status, value, seconds, cached = reply
+            with self.lock:
+                job = self.jobs.pop(job_id, None)
+            if job is None:
+                continue
+            job.seconds, job.cached = seconds, cached
+            if status == "ok":
+                job.payload = value
+            else:
+                job.error = value
+            job.done.set()
+        self.process.wait()
+        with self.lock:
+            orphans, self.jobs = list(self.jobs.items()), {}
+        self.service._worker_died(self, orphans)
+
+    @property
+    def load(self):
+        return len(self.jobs)
+
+
+class CompileService:
+    """Sends compile jobs to worker processes (started on demand, at most one per core)."""
+
+    def __init__(self, max_workers=None):
+        self.max_workers = max_workers or _worker_count()
+        self._workers = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self.stats = {"jobs": 0, "retries": 0, "workers_started": 0, "worker_deaths": 0}
+
+    def warm(self):
+        """Start one worker now, so it has imported numba before the first job comes."""
+        with self._lock:
+            if not self._workers:
+                self._start_worker()
+
+    def submit(self, request):
+        """A Job for ``request`` (``compile_worker.compile_request`` reads it)."""
+        job = Job(request)
+        self._dispatch(job)
+        return job
+
+    def _start_worker(self):
+        worker = _Worker(self)
+        self._workers.append(worker)
+        self.stats["workers_started"] += 1
+        return worker
+
+    def _dispatch(self, job):
+        job.attempts += 1
+        with self._lock:
+            self.stats["jobs"] += 1
+            idle = [w for w in self._workers if w.load == 0]
+            if idle:
+                worker = idle[0]
+            elif len(self._workers) < self.max_workers:
+                worker = self._start_worker()
+            else:
+                worker = min(self._workers, key=lambda w: w.load)
+        worker.send(next(self._ids), job)
+
+    def _worker_died(self, worker, orphans):
+        with self._lock:
+            if worker in self._workers:
+                self._workers.remove(worker)
+            if orphans:
+                self.stats["worker_deaths"] += 1
+        for _, job in orphans:
+            if worker.process.returncode == 0:
+                # it left idle just as the job was sent: not the job's fault
+                job.attempts -= 1
+                self._dispatch(job)
+            elif job.attempts < MAX_ATTEMPTS:
+                self.stats["retries"] += 1
+                self._dispatch(job)
+            else:
+                job.error = (f"the compile worker exited (code {worker.process.returncode}) "
+                             f"while compiling, {job.attempts} times")
+                job.done.set()
+
+    def worker_pids(self):
+        with self._lock:
+            return [w.process.pid for w in self._workers]
+
+    def info(self):
+        with self._lock:
+            return dict(self.stats, workers=len(self._workers))
+
+
+SERVICE = CompileService()

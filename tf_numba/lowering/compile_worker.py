@@ -1,0 +1,110 @@
+"""A compile worker: a Python process running ``main`` (started by
+``compile_service``). Reads ``(job id, request)`` messages from stdin until it closes,
+compiles each kernel, writes ``(job id, status, payload or message, seconds, cached)``.
+
+A request says where the kernel's module is (its file in the kernel cache, else its text),
+the function's name, the ``numba.njit`` options and the argument types. The reply's payload
+is numba's own serialized compile result (what its disk cache stores), which the user's
+process rebuilds (``Kernel.install``).
+"""
+import os
+import select
+import sys
+import time
+
+from .compile_service import read_message, write_message
+
+IDLE_SECONDS = float(os.environ.get("TF_NUMBA_WORKER_IDLE_SECONDS", "60"))
+
+
+def _module(request, modules={}):
+    """The kernel's module, imported from its file (so numba's disk cache applies) or,
+    without one, run from its text; registered in ``sys.modules`` either way, as numba's
+    serialized results name their module."""
+    name = request["module"]
+    module = modules.get(name)
+    if module is None:
+        module = modules[name] = load_module(name, request["path"], request["text"])
+    return module
+
+
+def load_module(name, path, text):
+    """A kernel module from ``path`` when it holds ``text``, else from ``text`` alone."""
+    import importlib.util
+    import types
+    if path is not None and os.path.exists(path):
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(text, f"<tf_numba kernel {name}>", "exec"), module.__dict__)
+    return module
+
+
+def compile_request(request, dispatchers={}):
+    """(payload, seconds, cached): compile the request's kernel for its signature."""
+    import numba
+    from numba.core import serialize
+    module = _module(request)
+    signature = tuple(request["signature"])
+    options = dict(request["options"])
+    start = time.perf_counter()
+    key = (request["module"], request["function"], tuple(sorted(options.items())))
+    dispatcher = dispatchers.get(key)
+    if dispatcher is None:
+        dispatcher = dispatchers[key] = numba.njit(**options)(
+            getattr(module, request["function"]))
+    try:
+        dispatcher.compile(signature)
+    except OSError:
+        # the cache directory cannot take the entry (full, read-only): compile in memory;
+        # the result still reaches the user's process through the pipe
+        options["cache"] = False
+        dispatcher = dispatchers[key] = numba.njit(**options)(
+            getattr(module, request["function"]))
+        dispatcher.compile(signature)
+    if options.get("cache") and sum(dispatcher.stats.cache_hits.values()) > 0:
+        # numba's disk cache had it (another process compiled it): the user's process
+        # loads it from there too (a result loaded from disk has no object code to send)
+        return None, time.perf_counter() - start, True
+    cres = dispatcher.overloads[signature]
+    return serialize.dumps(cres._reduce()), time.perf_counter() - start, False
+
+
+def main():
+    try:
+        os.nice(10)         # the user's interpreted steps come first on a busy machine
+    except (AttributeError, OSError):
+        pass
+    # unbuffered, so that select() sees every byte not yet read
+    stdin, stdout = open(sys.stdin.fileno(), "rb", buffering=0), sys.stdout.buffer
+    sys.stdout = sys.stderr          # nothing printed may reach the reply pipe
+    import numba
+    from . import kernel_cache  # noqa: F401  (its compile listener sets SLP per kernel)
+    numba.njit(lambda x: x + 1)(1)   # numba's one-time start, before the first job
+    while True:
+        # an idle worker leaves (its memory is ~200 MB); the service starts another when
+        # a job comes
+        ready, _, _ = select.select([stdin], [], [], IDLE_SECONDS)
+        if not ready:
+            break
+        message = read_message(stdin)
+        if message is None:
+            break
+        job_id, request = message
+        try:
+            payload, seconds, cached = compile_request(request)
+            reply = (job_id, "ok", payload, seconds, cached)
+        except Exception as err:     # reported to the caller, which keeps interpreting
+            reply = (job_id, "error", f"{type(err).__name__}: {err}", 0.0, False)
+        try:
+            write_message(stdout, reply)
+        except (BrokenPipeError, OSError):
+            # the user's process has ended: the kernel is in the disk cache all the same,
+            # and the jobs it sent before it ended still are to be compiled
+            pass
+
+

@@ -1,0 +1,161 @@
+"""A program cut into segments: runs of lowerable equations, each one compiled kernel
+(``CompiledSegment``), and between them the equations with no lowering for their operands,
+run by their NumPy impl (``InterpretedStep``).
+"""
+import numba
+import numpy as np
+
+from ..core.interpreter import eval_program
+from ..core.ir import Program, Var
+from ..core.primitive import RULES
+from ..core.symbolic import bind_dims, specialize
+from . import library
+from .codegen import generate
+from .partition import REDUCTIONS, is_fusible
+from .scalar_exprs import is_elementwise, supports_dtype
+from .workspace import Workspaces, new_workspace
+
+
+def lowerable(eqn):
+    """Can ``eqn`` run inside a compiled kernel (else it is a NumPy step between kernels)?"""
+    if is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or eqn.prim.name == "broadcast_in_dim":
+        return supports_dtype(eqn)
+    return eqn.prim in RULES["lower"] and library.supported(eqn)
+
+
+class InterpretedStep:
+    def __init__(self, eqn):
+        self.eqn = eqn
+
+
+class CompiledSegment:
+    """One kernel: converts rank-0 inputs to scalars and rank-0 outputs to 0-d arrays."""
+
+    def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True):
+        self.program = program
+        generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy)
+        self.source, self.steps = generated.source, generated.steps
+        self.parallel, self.blas = generated.parallel, generated.blas
+        self.kernel = kernel_cache.get(self.source, parallel=generated.parallel)
+        self.cache = kernel_cache
+        self.const_values = [c for _, c in program.consts]
+        self.scalar_in = [(i, v.aval.dtype.type) for i, v in enumerate(program.invars)
+                          if not v.aval.shape]
+        self.scalar_out = [(i, v.aval.dtype) for i, v in enumerate(program.outvars)
+                           if not v.aval.shape]
+        self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
+        # the kernel takes its private intermediates from a workspace (its last parameter)
+        self.workspaces = Workspaces() if generated.workspace else None
+        # nothing to convert on the way in or out: call the kernel directly
+        self.plain = not (self.scalar_in or self.const_values or self.scalar_out
+                          or self.workspaces is not None)
+        self.first = True
+
+    def __call__(self, args):
+        """Outputs for ``args`` (a list this call may modify)."""
+        if self.first:
+            return self._convert(self._prepare_args(args), first=True)
+        if self.plain:
+            out = self.kernel.dispatcher(*args)
+            return (out,) if self.bare else out
+        return self._convert(self._prepare_args(args))
+
+    def _prepare_args(self, args):
+        for i, t in self.scalar_in:
+            args[i] = t(args[i])
+        if self.const_values:
+            args = list(args) + self.const_values
+        return args
+
+    def signature(self, args):
+        """The numba argument types of a call with ``args`` (the segment's inputs)."""
+        args = self._prepare_args(list(args))
+        if self.workspaces is not None:
+            args.append(new_workspace(0))
+        return tuple(numba.typeof(a) for a in args)
+
+    def evaluate(self, args):
+        """The outputs this kernel would give for ``args``, by the NumPy interpreter."""
+        program = self.program
+        if any(not isinstance(d, int) for v in program.invars for d in v.aval.shape):
+            program = specialize(program, bind_dims(program, args))
+        return eval_program(program, list(args))
+
+    def _convert(self, args, first=False):
+        workspaces = self.workspaces
+        if workspaces is not None:
+            ws = workspaces.acquire()
+            args = list(args) + [ws]
+        if first:
+            outs = self.cache.call_first(self.kernel, args)
+            self.first = False
+        else:
+            outs = self.kernel.dispatcher(*args)
+        if workspaces is not None:
+            workspaces.release(ws)
+        if self.bare:
+            outs = (outs,)
+        if self.scalar_out:
+            outs = list(outs)
+            # a kernel returns a rank-0 value as a Python scalar; jit returns arrays, 0-d
+            # ones included, which its fast path takes back in as parameters
+            for i, dtype in self.scalar_out:
+                outs[i] = np.asarray(outs[i], dtype)
+        return outs
+
+
+def split(program, lowerable=lowerable, max_eqns=None):
+    """The program's equations cut into groups: lists of consecutive lowerable equations
+    (one kernel each) and, between them, single equations to interpret. A run longer than
+    ``max_eqns`` is cut into kernels of about that many equations, each just after a
+    library step (a product, a loop) where one falls in its second half, so that the cut
+    splits as few fused loops as it can."""
+    groups, current = [], []
+    for eqn in program.eqns:
+        if lowerable(eqn):
+            current.append(eqn)
+            if max_eqns and len(current) >= max_eqns // 2 and (
+                    len(current) >= max_eqns or not is_fusible(eqn)):
+                groups.append(current)
+                current = []
+        else:
+            if current:
+                groups.append(current)
+                current = []
+            groups.append(eqn)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def segment_program(program, groups, g, uses_after, consts):
+    """The sub-program of kernel group ``g``: its free inputs (consts ride along with it),
+    and the values it defines that later groups or the outputs read."""
+    group = groups[g]
+    defined = {v for e in group for v in e.outvars}
+    ins, seen = [], set()
+    for e in group:
+        for v in e.invars:
+            if type(v) is Var and v not in defined and v not in seen:
+                seen.add(v)
+                ins.append(v)
+    if len(groups) == 1:
+        # the whole program is one kernel: take the program's inputs as they are, so a run
+        # hands its arguments straight to it
+        return Program(list(program.invars), [(v, consts[v]) for v in ins if v in consts],
+                       group, list(program.outvars))
+    outs = [v for e in group for v in e.outvars if v in uses_after[g]]
+    return Program([v for v in ins if v not in consts],
+                   [(v, consts[v]) for v in ins if v in consts], group, outs)
+
+
+def uses_after(program, groups):
+    """For each group index, the vars it defines that something after it needs."""
+    needed = {v for v in program.outvars if type(v) is Var}
+    result = [None] * len(groups)
+    for g in range(len(groups) - 1, -1, -1):
+        group = groups[g] if isinstance(groups[g], list) else [groups[g]]
+        result[g] = set(needed)
+        for e in group:
+            needed.update(v for v in e.invars if type(v) is Var)
+    return result

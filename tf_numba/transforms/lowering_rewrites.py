@@ -1,0 +1,183 @@
+"""Program rewrites made for the compiler's sake, before a program is lowered: Program ->
+Program transforms beside ``simplify``, each computing the same values (to rounding where
+its docstring says so) in a form the generated code runs faster.
+
+- ``fold_transposed_operands``: products read their operands' untransposed arrays.
+- ``hoist_step_independent_work``: a scan's per-step products that need no carry run
+  before the loop, as one product over all steps.
+"""
+import collections
+import math
+
+from ..core.interpreter import eval_program
+from ..core.ir import Var
+from ..core.primitive import RULES
+from ..errors import MissingRuleError
+from ..ops import control
+from .ad import partial_eval_program
+from .batching import batch_program
+from .simplify import dead_code_elimination
+
+
+def prepare_for_lowering(program):
+    """Every rewrite, in the order the compiler applies them."""
+    return fold_transposed_operands(hoist_step_independent_work(program))
+
+
+# Stacked inputs the hoisting may add, in bytes: beyond this a scan keeps its per-step work
+# (the stack is memory the loop never needed).
+HOIST_MAX_BYTES = 32 << 20
+
+
+def hoist_step_independent_work(program):
+    """``program`` with each top-level ``scan`` computing, before the loop, the body's
+    work that depends only on the loop's consts and its step inputs, and reading it as a
+    stacked input: the products of an RNN cell's ``U @ x_t`` become one matrix product
+    over all steps (BLAS at full speed) instead of a small one per step. Work that depends
+    on the consts alone runs once. Only products pay for the stack they write, so a scan
+    is rewritten when a product moves out of it; bodies with loops of their own stay as
+    they are. The hoisted products sum in BLAS's order, not the per-step loop's."""
+    rewrites = {}
+    for k, eqn in enumerate(program.eqns):
+        if eqn.prim is control.scan_p:
+            rewritten = _hoisted_scan(eqn)
+            if rewritten is not None:
+                rewrites[k] = rewritten
+
+    def rewrite(keep):
+        eqns, consts = [], list(program.consts)
+        for k, eqn in enumerate(program.eqns):
+            if k in keep:
+                eqns.extend(rewrites[k][0])
+                consts.extend(rewrites[k][1])
+            else:
+                eqns.append(eqn)
+        return program.replace(eqns=eqns, consts=consts)
+    if not rewrites:
+        return program
+    # a stack the kernel's workspace cannot hold (a loop output may be a view of it, and
+    # reach the program's outputs) is a fresh allocation per call: its page faults cost
+    # more than the products saved (an RNN gradient: 2.25 -> 2.45 ms)
+    from ..lowering.codegen import private_values   # (what the kernel's workspace holds)
+    private = private_values(rewrite(rewrites))
+    keep = {k for k, (_, _, stacks) in rewrites.items() if all(v in private for v in stacks)}
+    return rewrite(keep) if keep else program
+
+
+def _hoisted_scan(eqn):
+    """(eqns, consts, stacked inputs) replacing one scan whose body has step-independent
+    products, or None."""
+    p = eqn.params
+    body, nc, nk, length = p["body"], p["num_consts"], p["num_carry"], p["length"]
+    if type(length) is not int or length < 2 or body.consts:
+        return None
+    if any(e.prim in RULES["partial_eval"] for e in body.eqns):
+        return None
+    nx = len(body.invars) - nc - nk
+    known, step, _, _ = partial_eval_program(
+        body, [False] * nc + [True] * nk + [False] * nx, [True] * len(body.outvars))
+    residuals = list(known.outvars)
+    bc, bk, bx = control._split(body.invars, nc, nk)
+    invariant, _ = control._invariant_vars(known, bc)
+    stacked = [r for r in residuals if r not in invariant and r not in bx]
+    per_step = dead_code_elimination(known.replace(outvars=stacked))
+    if not any(e.prim.name == "dot_general" for e in per_step.eqns):
+        return None
+    if any(type(d) is not int for r in stacked for d in r.aval.shape) or sum(
+            length * math.prod(r.aval.shape) * r.aval.dtype.itemsize for r in stacked
+    ) > HOIST_MAX_BYTES:
+        return None
+    once = [r for r in residuals if r in invariant and r not in bc]
+    run_once = dead_code_elimination(known.replace(invars=bc, outvars=once))
+    try:    # a primitive without a batching rule keeps its scan as it is
+        batched, _ = batch_program(per_step, [None] * nc + [0] * nx, length,
+                                   [0] * len(stacked))
+    except MissingRuleError:
+        return None
+    # the loop reads: consts (the body's own, then the run-once values), carries, then
+    # step inputs (the body's own, then the stacked values)
+    const_res = [r for r in residuals if r in bc]
+    x_res = [r for r in residuals if r in bx]
+    new_body = control._permute(step, const_res + once + list(bk) + x_res + stacked,
+                                step.outvars)
+
+    def hoisted(*ins):
+        consts, init, xs = control._split(ins, nc, nk)
+        values_once = eval_program(run_once, consts)
+        values_stacked = eval_program(batched, consts + xs)
+        pick_c = [consts[bc.index(r)] for r in const_res]
+        pick_x = [xs[bx.index(r)] for r in x_res]
+        return control.scan_bind(pick_c + values_once, init, pick_x + values_stacked,
+                                 new_body, length, p["reverse"])
+    eqns, consts = control.emit(hoisted, list(eqn.invars), list(eqn.outvars))
+    loop = next(e for e in reversed(eqns) if e.prim is control.scan_p)
+    return eqns, consts, list(loop.invars[len(loop.invars) - len(stacked):])
+
+
+def fold_transposed_operands(program):
+    """``program`` with each product of a ``transpose(y)`` reading ``y`` itself, its axes
+    renamed in the dimension numbers, where that keeps the order of the operand's free
+    axes (which order the product's); transposes left unread go. BLAS reads either
+    order, so the product no longer copies the transposed view into C order first (2 MB
+    for a 512x512 float64 ``q.T @ g``; an N-D transpose was a copy of its own too). A
+    transpose of a product read nowhere else becomes the swapped product
+    (``_swapped_product``)."""
+    producers, eqns, changed = {}, [], False
+    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
+    readers.update(v for v in program.outvars if type(v) is Var)
+    for eqn in program.eqns:
+        if eqn.prim.name == "dot_general":
+            folded = _through_transposes(eqn, producers)
+        elif eqn.prim.name == "transpose":
+            folded = _swapped_product(eqn, producers, readers)
+        else:
+            folded = eqn
+        changed |= folded is not eqn
+        eqn = folded
+        producers.update((v, eqn) for v in eqn.outvars)
+        eqns.append(eqn)
+    return dead_code_elimination(program.replace(eqns=eqns)) if changed else program
+
+
+def _swapped_product(eqn, producers, readers):
+    """A transpose that swaps the two free blocks of a product ``a . b`` (read nowhere
+    else) as the product ``b . a``, which BLAS writes in that order: no strided view of
+    the product for the next step to read (a stacked input a scan reads row by row)."""
+    x = eqn.invars[0]
+    product = producers.get(x)
+    if product is None or product.prim.name != "dot_general" or readers[x] != 1:
+        return eqn
+    (lc, rc), (lb, rb) = product.params["dimension_numbers"]
+    a, b = product.invars
+    nb = len(lb)
+    n_lfree = len(a.aval.shape) - len(lc) - nb
+    n_rfree = len(b.aval.shape) - len(rc) - nb
+    batch = tuple(range(nb))
+    lfree = tuple(range(nb, nb + n_lfree))
+    rfree = tuple(range(nb + n_lfree, nb + n_lfree + n_rfree))
+    if tuple(eqn.params["permutation"]) != batch + rfree + lfree:
+        return eqn
+    params = dict(product.params, dimension_numbers=((rc, lc), (rb, lb)))
+    return type(eqn)(product.prim, (b, a), eqn.outvars, params, product.source)
+
+
+def _through_transposes(eqn, producers):
+    """``eqn`` (a dot_general) reading the source of each transposed operand it can, or
+    ``eqn`` itself. Operand axis i of ``transpose(y, perm)`` is axis perm[i] of y."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    ins, dims = list(eqn.invars), [[lc, lb], [rc, rb]]
+    for k, x in enumerate(eqn.invars):
+        producer = producers.get(x)
+        if producer is None or producer.prim.name != "transpose":
+            continue
+        perm = producer.params["permutation"]
+        contracting, batch = dims[k]
+        free = [perm[i] for i in range(len(perm)) if i not in contracting and i not in batch]
+        if free == sorted(free):
+            ins[k] = producer.invars[0]
+            dims[k] = [tuple(perm[i] for i in contracting), tuple(perm[i] for i in batch)]
+    if ins == list(eqn.invars):
+        return eqn
+    params = dict(eqn.params, dimension_numbers=((dims[0][0], dims[1][0]),
+                                                 (dims[0][1], dims[1][1])))
+    return type(eqn)(eqn.prim, tuple(ins), eqn.outvars, params, eqn.source)
