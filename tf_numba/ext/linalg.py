@@ -6,7 +6,8 @@ products share (a plan whose LAPACK ran on SciPy's OpenBLAS lost 10% of a 128x12
 NumPy's idle pool holding the second core): through ``np.linalg`` (cholesky, solve, inv,
 det, slogdet, eigh, pinv: NumPy's bits, float32 and complex64 computed in double as NumPy
 does), or called directly where ``np.linalg`` adds copies or lacks the routine
-(``numpy_lapack``: qr, svd, triangular solve, LU, in the input's precision). SciPy's are
+(``numpy_lapack``: qr, svd, triangular solve, LU, the inverse from a Cholesky factor, in
+the input's precision). SciPy's are
 expm's Pade approximants, and schur, sqrtm, solve_sylvester, polar and solve_banded
 (``scipy.linalg``, one matrix at a time). Each op has a JVP built from ops that have rules of their
 own, so derivatives of derivatives work. Reverse mode transposes the linear parts: ``solve``

@@ -10,10 +10,13 @@ can be differentiated again (``gammaln' = psi``, ``psi' = polygamma(1, .)``,
 differentiates into the next order. The inverses (``gammaincinv``, ``betaincinv``, ...)
 differentiate by the implicit-function rule at their value ``x = F^-1(y)``: ``dx/dy =
 1 / F_x(x)`` and ``dx/da = -F_a(x) / F_x(x)``, with ``F_x`` the density in closed form
-and ``F_a`` the parameter-derivative primitives, so they too differentiate to any order. Derivatives not provided raise ``MissingRuleError``
-naming the primitive and the ``jvp`` role: those in an integer order (``polygamma``,
-``expn``, ``jv``, ``yn``), in a real order (``iv``, ``ive``), in ``zeta``'s exponent and in
-``hyp1f1``'s parameters.
+and ``F_a`` the parameter-derivative primitives, so they too differentiate to any order.
+Derivatives not provided raise ``MissingRuleError`` naming the primitive and the ``jvp``
+role: those in an integer order (``polygamma``, ``expn``, ``jv``, ``yn``), in a real order
+(``iv``, ``ive``), in ``zeta``'s exponent and in ``hyp1f1``'s parameters.
+
+``discrete_quantile`` is ``scipy.stats``' ``ppf``/``isf`` of a discrete distribution (a
+step function: derivative zero), for the ones whose quantile is a search.
 """
 import math
 

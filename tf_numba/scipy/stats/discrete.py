@@ -19,16 +19,16 @@ def _is_count(n):
     return tnp.logical_and(n >= 0, tnp.floor(n) == n)
 
 
-def _scipy_quantiles(cls):
-    """``_ppf`` and ``_isf`` of ``cls`` as SciPy's own (``discrete_quantile``: its searches
-    for the least count, a step function without derivative)."""
-    def method(name):
-        def quantile(self, q, *shapes):
-            return sp.discrete_quantile(q, *shapes, dist=cls.name, method=name)
-        quantile.__name__ = "_" + name
-        return quantile
-    cls._ppf, cls._isf = method("ppf"), method("isf")
-    return cls
+class _SciPyQuantiles:
+    """``_ppf`` and ``_isf`` as SciPy's own (``discrete_quantile``: its searches for the
+    least count, a step function without derivative), for the distributions whose
+    quantiles have no closed form."""
+
+    def _ppf(self, q, *shapes):
+        return sp.discrete_quantile(q, *shapes, dist=self.name, method="ppf")
+
+    def _isf(self, q, *shapes):
+        return sp.discrete_quantile(q, *shapes, dist=self.name, method="isf")
 
 
 def _log_binom_coefficient(n, k):
@@ -64,8 +64,7 @@ class bernoulli_gen(Discrete):
         return tnp.where(q >= p, 0.0, 1.0)
 
 
-@_scipy_quantiles
-class poisson_gen(Discrete):
+class poisson_gen(_SciPyQuantiles, Discrete):
     """The Poisson distribution with mean ``mu``: ``mu**k exp(-mu) / k!``; ``ppf`` and
     ``isf`` are SciPy's (``pdtrik`` and a step back; ``isf(q) = ppf(1 - q)``)."""
     name = "poisson"
@@ -125,8 +124,7 @@ class geom_gen(Discrete):
         return self._ppf(1 - q, p)
 
 
-@_scipy_quantiles
-class binom_gen(Discrete):
+class binom_gen(_SciPyQuantiles, Discrete):
     """The number of successes in ``n`` trials (``n`` a non-negative integer); ``ppf``
     and ``isf`` are SciPy's (boost's quantiles)."""
     name = "binom"
@@ -154,8 +152,7 @@ class binom_gen(Discrete):
         return tnp.where(below, sc.betainc(k + 1, tnp.where(below, n - k, 1.0), p), 0.0)
 
 
-@_scipy_quantiles
-class nbinom_gen(Discrete):
+class nbinom_gen(_SciPyQuantiles, Discrete):
     """The number of failures before the ``n``-th success (``n > 0`` real); ``ppf`` and
     ``isf`` are SciPy's (boost's quantiles)."""
     name = "nbinom"
@@ -178,8 +175,7 @@ class nbinom_gen(Discrete):
         return sc.betainc(k + 1, n, 1 - p)
 
 
-@_scipy_quantiles
-class betabinom_gen(Discrete):
+class betabinom_gen(_SciPyQuantiles, Discrete):
     """The binomial distribution whose ``p`` is ``beta(a, b)``-distributed. ``cdf`` sums
     the pmf from 0 to ``k``, as SciPy, in a ``lax.while_loop`` over the counts (as many
     steps as the largest ``k``), each term from the last by the ratio
