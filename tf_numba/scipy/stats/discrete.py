@@ -188,7 +188,9 @@ class betabinom_gen(_SciPyQuantiles, Discrete):
     accuracy = {"logpmf": 1e-15, "pmf": 1e-15, "cdf": 1e-13, "logcdf": 1e-13, "sf": 1e-11,
                 "logsf": 1e-11, "ppf": 0.0, "isf": 0.0}
     notes = ("``sf`` is ``1 - cdf``, as SciPy's (it cancels where ``cdf`` nears 1); "
-             "``cdf`` takes one loop step per count up to the largest ``k``.")
+             "``cdf`` takes one loop step per count up to the largest ``k`` and differs "
+             "from SciPy's by ~1e-11 relative at ``n = 1e4`` (both round log-space terms "
+             "of size ``log C(n, k)``).")
 
     def _argcheck(self, n, a, b):
         return tnp.logical_and(_is_count(n), tnp.logical_and(a > 0, b > 0))
