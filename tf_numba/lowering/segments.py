@@ -11,7 +11,7 @@ from ..core.primitive import RULES
 from ..core.symbolic import bind_dims, specialize
 from . import library
 from .codegen import generate
-from .partition import REDUCTIONS, is_fusible
+from .partition import REDUCTIONS
 from .scalar_exprs import is_elementwise, supports_dtype
 from .workspace import Workspaces, new_workspace
 
@@ -104,20 +104,13 @@ class CompiledSegment:
         return outs
 
 
-def split(program, lowerable=lowerable, max_eqns=None):
+def split(program, lowerable=lowerable):
     """The program's equations cut into groups: lists of consecutive lowerable equations
-    (one kernel each) and, between them, single equations to interpret. A run longer than
-    ``max_eqns`` is cut into kernels of about that many equations, each just after a
-    library step (a product, a loop) where one falls in its second half, so that the cut
-    splits as few fused loops as it can."""
+    (one kernel each) and, between them, single equations to interpret."""
     groups, current = [], []
     for eqn in program.eqns:
         if lowerable(eqn):
             current.append(eqn)
-            if max_eqns and len(current) >= max_eqns // 2 and (
-                    len(current) >= max_eqns or not is_fusible(eqn)):
-                groups.append(current)
-                current = []
         else:
             if current:
                 groups.append(current)
