@@ -155,8 +155,16 @@ def _fast_call(prepared, threads):
     plan = prepared.plan
     if (plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF
             and threads == 1 and not plan.blas):
-        kernel = plan.segments[0].kernel.dispatcher
-        return lambda args: kernel(*args)
+        segment = plan.segments[0]
+        kernel = segment.kernel.dispatcher
+
+        def call(args):
+            try:
+                return kernel(*args)
+            except IndexError:
+                segment.explain(list(args))
+                raise
+        return call
     out_tree, run = prepared.out_tree, plan.runner(threads)
     if out_tree is pytree.LEAF:
         return lambda args: run(list(args))[0]

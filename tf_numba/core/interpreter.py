@@ -3,6 +3,7 @@
 Evaluating a program inside a trace is how a transformed program is inlined into an outer
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
+from ..errors import TfNumbaError
 from .ir import Literal
 from .trace import Tracer, current_builder
 
@@ -27,8 +28,11 @@ def _eval_concrete(program, args):
     dying = program.last_use()
     for eqn, dead in zip(program.eqns, dying):
         prim = eqn.prim
-        out = prim.impl(*[v.value if type(v) is Literal else env[v] for v in eqn.invars],
-                        **eqn.params)
+        try:
+            out = prim.impl(*[v.value if type(v) is Literal else env[v] for v in eqn.invars],
+                            **eqn.params)
+        except TfNumbaError as err:      # (say where: the equation's line in the user's code)
+            raise err.locate(prim.name, eqn.source)
         if prim.multiple_results:
             env.update(zip(eqn.outvars, out))
         else:

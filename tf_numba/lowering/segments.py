@@ -9,6 +9,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Program, Var
 from ..core.primitive import RULES
 from ..core.symbolic import bind_dims, specialize
+from ..errors import TfNumbaError
 from . import library
 from .codegen import generate
 from .partition import REDUCTIONS
@@ -53,12 +54,25 @@ class CompiledSegment:
 
     def __call__(self, args):
         """Outputs for ``args`` (a list this call may modify)."""
-        if self.first:
-            return self._convert(self._prepare_args(args), first=True)
-        if self.plain:
-            out = self.kernel.dispatcher(*args)
-            return (out,) if self.bare else out
-        return self._convert(self._prepare_args(args))
+        try:
+            if self.first:
+                return self._convert(self._prepare_args(args), first=True)
+            if self.plain:
+                out = self.kernel.dispatcher(*args)
+                return (out,) if self.bare else out
+            return self._convert(self._prepare_args(args))
+        except IndexError:
+            self.explain(args)
+            raise
+
+    def explain(self, args):
+        """Raise the interpreter's error for ``args`` (it names the op, the index, the size
+        and the user's line, where the kernel could only say an index was out of range);
+        returns if the interpreter finds nothing wrong."""
+        try:
+            self.evaluate(args[:len(self.program.invars)])
+        except TfNumbaError as err:
+            raise err from None         # the kernel's bare IndexError says nothing more
 
     def _prepare_args(self, args):
         for i, t in self.scalar_in:

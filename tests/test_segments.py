@@ -1,0 +1,41 @@
+"""Segments: a program cut into compiled kernels and NumPy steps, and how a kernel's
+errors reach the user."""
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.errors import TfIndexError
+from tf_numba.lowering.segments import split, lowerable
+
+
+def _take_twice(x, i):
+    return tnp.take(x, i) * 2.0          # the line the error must name
+
+
+@pytest.mark.parametrize("tiered", [False, True])
+def test_an_out_of_range_index_in_compiled_code_raises_the_interpreters_error(tiered):
+    f = tf.jit(_take_twice, tiered=tiered)
+    x, good, bad = np.arange(5.0), np.array([1, 2]), np.array([1, 7])
+    f.lower(x, good).compile(x, good)
+    np.testing.assert_array_equal(f(x, good), [2.0, 4.0])     # compiled, on the fast path
+    for _ in range(2):
+        with pytest.raises(TfIndexError) as info:
+            f(x, bad)
+        message = str(info.value)
+        assert "index 7" in message and "size 5" in message, message
+        assert info.value.source is not None and info.value.source[0] == __file__
+        assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_split_keeps_lowerable_runs_together_and_host_steps_apart():
+    program = tf.make_program(lambda a: tnp.sum(tnp.linalg.inv(a * 2.0) + 1.0))(np.eye(3))
+    groups = split(program)
+    kinds = ["kernel" if isinstance(g, list) else g.prim.name for g in groups]
+    assert "kernel" in kinds and any(k != "kernel" for k in kinds)
+    for g in groups:
+        if isinstance(g, list):
+            assert all(lowerable(e) for e in g)
+        else:
+            assert not lowerable(g)
+    assert sum(len(g) if isinstance(g, list) else 1 for g in groups) == len(program.eqns)
