@@ -5,6 +5,8 @@ its docstring says so) in a form the generated code runs faster.
 - ``fold_transposed_operands``: products read their operands' untransposed arrays.
 - ``hoist_step_independent_work``: a scan's per-step products that need no carry run
   before the loop, as one product over all steps.
+- ``inline_custom_calls``: a function with a custom derivative runs its own body (the
+  rule matters to transforms, which are done by now), so it compiles with the rest.
 """
 import collections
 import math
@@ -21,7 +23,29 @@ from .simplify import dead_code_elimination
 
 def prepare_for_lowering(program):
     """Every rewrite, in the order the compiler applies them."""
-    return fold_transposed_operands(hoist_step_independent_work(program))
+    return fold_transposed_operands(hoist_step_independent_work(inline_custom_calls(program)))
+
+
+def inline_custom_calls(program):
+    """``program`` with each top-level ``custom_jvp_call`` / ``custom_vjp_call`` replaced
+    by the equations of the function it calls (its rule is for transforms; evaluating it
+    is evaluating that function). A call left in place runs as a NumPy step between
+    kernels: ``odeint``'s solver loop ran at interpreter speed under ``jit``."""
+    from ..custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+    calls = (custom_jvp_call_p, custom_vjp_call_p)
+    if not any(e.prim in calls for e in program.eqns):
+        return program
+    eqns, consts = [], list(program.consts)
+    for eqn in program.eqns:
+        if eqn.prim not in calls:
+            eqns.append(eqn)
+            continue
+        body = eqn.params["call"]
+        inlined, new_consts = control.emit(lambda *ins: eval_program(body, list(ins)),
+                                           list(eqn.invars), list(eqn.outvars))
+        eqns.extend(inlined)
+        consts.extend(new_consts)
+    return program.replace(eqns=eqns, consts=consts)
 
 
 # Stacked inputs the hoisting may add, in bytes: beyond this a scan keeps its per-step work
