@@ -5,6 +5,7 @@ docs/scipy.md prints); float32; broadcasting; NaN for invalid parameters; ShapeE
 first and second derivatives against finite differences; jit equal to the interpreter."""
 import numpy as np
 import pytest
+import scipy.special as sps
 import scipy.stats as st
 
 import tf_numba as tf
@@ -189,8 +190,26 @@ def test_quantiles_far_out_in_the_tails():
     np.testing.assert_allclose(stats.chi2.isf(q, 3.0), st.chi2.isf(q, 3.0), rtol=1e-14)
     np.testing.assert_allclose(stats.gamma.isf(q, 0.2), st.gamma.isf(q, 0.2), rtol=1e-14)
     for df in (0.3, 40.0, 1e9):
-        np.testing.assert_allclose(stats.t.ppf(q[1:], df), st.t.ppf(q[1:], df), rtol=1e-12)
-        np.testing.assert_allclose(stats.t.isf(q[1:], df), st.t.isf(q[1:], df), rtol=1e-12)
+        np.testing.assert_allclose(stats.t.ppf(q[2:], df), st.t.ppf(q[2:], df), rtol=1e-12)
+        np.testing.assert_allclose(stats.t.isf(q[2:], df), st.t.isf(q[2:], df), rtol=1e-12)
+    # beyond SciPy's betaincinv (it stops at the smallest normal; SciPy's t.ppf(1e-300,
+    # 3.5) is +inf): I_x(a, 1/2) ~ x^a / (a beta(a, 1/2)), t ~ -sqrt(df / x)
+    for df, p in ((3.5, 1e-300), (1.0, 1e-300), (0.3, 1e-20)):
+        a = df / 2
+        log_x = (np.log(2 * p) + np.log(a) + sps.betaln(a, 0.5)) / a
+        np.testing.assert_allclose(stats.t.ppf(p, df), -np.exp(0.5 * (np.log(df) - log_x)),
+                                   rtol=1e-13)
+    assert stats.t.ppf(1e-100, 0.3) == -np.inf        # |t| ~ 1e332
+    # its derivatives: 1 / pdf in q, and in df a central difference (log scale)
+    q, df = np.array([1e-30, 1e-80]), 0.5
+    gq, gd = tf.grad(lambda v, d: tnp.sum(tnp.log(-stats.t.ppf(v, d))), argnums=(0, 1))(q, df)
+    log_t = np.log(-stats.t.ppf(q, df))
+    log_pdf = (sps.gammaln((df + 1) / 2) - sps.gammaln(df / 2) - 0.5 * np.log(df * np.pi)
+               - (df + 1) / 2 * (2 * log_t - np.log(df)))     # t**2 / df overflows
+    np.testing.assert_allclose(gq, -np.exp(-log_t - log_pdf), rtol=1e-12)
+    h = 1e-6
+    fd = (np.log(-stats.t.ppf(q, df + h)) - np.log(-stats.t.ppf(q, df - h))) / (2 * h)
+    np.testing.assert_allclose(gd, np.sum(fd), rtol=1e-7)
 
 
 def test_quantile_at_the_median_and_its_derivative():

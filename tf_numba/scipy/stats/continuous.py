@@ -428,6 +428,17 @@ class truncnorm_gen(Continuous):
         return tnp.where(left, x_left, x_right)
 
 
+# below x = e^-80 the first term of I_x's series is exact in float32 and float64 alike
+DEEP_LOG_X = -80.0
+
+
+def _any(*conds):
+    out = conds[0]
+    for c in conds[1:]:
+        out = tnp.logical_or(out, c)
+    return out
+
+
 class t_gen(Continuous):
     """Student's t distribution with ``df`` degrees of freedom (``df = inf``: the normal).
     ``logpdf`` as SciPy's (``log poch(df/2, 1/2)``, no ``gammaln`` cancellation at large
@@ -437,14 +448,17 @@ class t_gen(Continuous):
     ``ppf`` inverts the same two forms with the tail probability ``p = 2 min(q, 1 - q)``:
     ``x = betaincinv(df/2, 1/2, p) = df / (df + t**2)`` gives ``t**2 = df (1 - x) / x``
     where ``x < 1/2``, and ``z = betainccinv(1/2, df/2, p) = t**2 / (df + t**2)`` gives
-    ``t**2 = df z / (1 - z)`` elsewhere, so neither ``1 - x`` nor ``1 - z`` rounds."""
+    ``t**2 = df z / (1 - z)`` elsewhere, so neither ``1 - x`` nor ``1 - z`` rounds; below
+    ``x = e^-80`` the first term of ``I_x``'s series gives ``log x`` in closed form (SciPy's
+    ``betaincinv`` stops at the smallest normal, so its ``t.ppf`` is wrong beyond)."""
     name = "t"
     shapes = (("df", 1.0),)
     accuracy = {"logpdf": 1e-15, "pdf": 1e-14, "cdf": 1e-10, "logcdf": 1e-11, "sf": 1e-09,
                 "logsf": 1e-10, "ppf": 1e-12, "isf": 1e-12}
     notes = ("``cdf``/``sf`` lose digits as ``df`` grows (``1e-10`` at ``df = 1e6``). "
-             "``ppf`` overflows to ``-inf`` where ``df / (df + t**2)`` underflows "
-             "(``|t|`` beyond ~``1e154 sqrt(df)``).")
+             "``ppf`` differs from SciPy's where ``df / (df + t**2)`` is below the "
+             "smallest normal (``|t|`` beyond ~``1e154 sqrt(df)``, e.g. "
+             "``t.ppf(1e-100, 0.3)``: ``-inf``, SciPy's ``-2e153``), where SciPy's is wrong.")
 
     def _argcheck(self, df):
         return df > 0
@@ -480,14 +494,20 @@ class t_gen(Continuous):
         d = tnp.where(finite, df, 1.0)
         mid = q == 0.5
         p = 2 * tnp.where(q < 0.5, q, 1 - q)
-        x = sc.betaincinv(d * 0.5, 0.5, p)
-        tail = x < 0.5
-        # each form sees only its own points (the double where): at the other's, and at
+        a = d * 0.5
+        # far out, I_x(a, 1/2) = x^a / (a beta(a, 1/2)) (1 + O(x)): log x in closed form,
+        # where betaincinv would stop at the smallest normal (SciPy's t.ppf does)
+        log_x = (tnp.log(p) + tnp.log(a) + sc.betaln(a, 0.5)) / a
+        deep = log_x < DEEP_LOG_X
+        x = sc.betaincinv(a, 0.5, tnp.where(deep, 0.5, p))
+        tail = tnp.logical_and(x < 0.5, tnp.logical_not(deep))
+        # each form sees only its own points (the double where): at the others', and at
         # the median, where sqrt(z) has no derivative, it runs on a placeholder
         xs = tnp.where(tail, x, 0.25)
-        z = sc.betainccinv(0.5, d * 0.5, tnp.where(tnp.logical_or(tail, mid), 0.5, p))
+        z = sc.betainccinv(0.5, a, tnp.where(_any(tail, mid, deep), 0.5, p))
         t2 = tnp.where(tail, d * (1 - xs) / xs, d * z / (1 - z))
-        mag = tnp.sqrt(t2)
+        far = tnp.exp(0.5 * (tnp.log(d) - tnp.where(deep, log_x, 0.0)))
+        mag = tnp.where(deep, far, tnp.sqrt(t2))
         student = tnp.where(q < 0.5, -mag, mag)
         # the median: 0, with the slope 1 / pdf(0) = sqrt(df) beta(df/2, 1/2)
         student = tnp.where(mid, (q - 0.5) * tnp.sqrt(d) * sc.beta(d * 0.5, 0.5), student)
