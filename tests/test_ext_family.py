@@ -45,10 +45,12 @@ def test_builtin_families_are_registered():
     assert family("tf_numba.linalg.v1").ops["svd"].family == "tf_numba.linalg.v1"
     linear = {"linalg.solve", "linalg.triangular_solve", "linalg.expm_frechet", "fft.fft",
               "fft.ifft", "fft.rfft", "fft.irfft"}
+    values_only = {"linalg.schur"}          # documented: differentiating it raises
     for fam in ("tf_numba.linalg.v1", "tf_numba.fft.v1"):
         for name, prim in family(fam).ops.items():
             roles = family(fam).rules()[name]
-            needed = ("jvp", "batch", "lower") + (("transpose",) if prim.name in linear else ())
+            needed = (("jvp",) if prim.name not in values_only else ()) + ("batch", "lower") + (
+                ("transpose",) if prim.name in linear else ())
             assert all(roles[r] for r in needed), f"{fam} op {name} lacks a rule: {roles}"
 
 
