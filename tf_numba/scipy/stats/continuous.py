@@ -432,13 +432,6 @@ class truncnorm_gen(Continuous):
 DEEP_LOG_X = -80.0
 
 
-def _any(*conds):
-    out = conds[0]
-    for c in conds[1:]:
-        out = tnp.logical_or(out, c)
-    return out
-
-
 class t_gen(Continuous):
     """Student's t distribution with ``df`` degrees of freedom (``df = inf``: the normal).
     ``logpdf`` as SciPy's (``log poch(df/2, 1/2)``, no ``gammaln`` cancellation at large
@@ -504,7 +497,8 @@ class t_gen(Continuous):
         # each form sees only its own points (the double where): at the others', and at
         # the median, where sqrt(z) has no derivative, it runs on a placeholder
         xs = tnp.where(tail, x, 0.25)
-        z = sc.betainccinv(0.5, a, tnp.where(_any(tail, mid, deep), 0.5, p))
+        elsewhere = tnp.logical_or(tnp.logical_or(tail, mid), deep)
+        z = sc.betainccinv(0.5, a, tnp.where(elsewhere, 0.5, p))
         t2 = tnp.where(tail, d * (1 - xs) / xs, d * z / (1 - z))
         far = tnp.exp(0.5 * (tnp.log(d) - tnp.where(deep, log_x, 0.0)))
         mag = tnp.where(deep, far, tnp.sqrt(t2))
