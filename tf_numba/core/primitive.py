@@ -16,6 +16,9 @@ from ..errors import MissingRuleError, UnsupportedError
 ROLES = ("jvp", "transpose", "batch", "lower", "partial_eval")
 RULES = {role: {} for role in ROLES}
 REGISTRY = {}       # name -> (Primitive, name of the module that declared it)
+# primitives run for what they do (``debug.print``), not for their outputs: simplification
+# never drops or merges their equations
+EFFECTFUL = set()
 
 
 class Primitive:

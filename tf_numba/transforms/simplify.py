@@ -6,6 +6,7 @@ no: it changes ``-0.0``). One forward pass and one backward pass: linear in prog
 import numpy as np
 
 from ..core.ir import Literal, ShapedArray, Var
+from ..core.primitive import EFFECTFUL
 from ..ops.elementwise import PRIMS as ELEMENTWISE
 
 
@@ -117,7 +118,7 @@ def simplify(program):
                 continue
         params_key = _hashable_params(eqn.params)
         key = None
-        if params_key is not None:
+        if params_key is not None and eqn.prim not in EFFECTFUL:
             key = (eqn.prim, params_key,
                    tuple(v if type(v) is Var else (v.aval, v.value.tobytes()) for v in ins))
             found = seen.get(key)
@@ -140,7 +141,7 @@ def dead_code_elimination(program):
     live = {v for v in program.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(program.eqns):
-        if any(v in live for v in eqn.outvars):
+        if eqn.prim in EFFECTFUL or any(v in live for v in eqn.outvars):
             kept.append(eqn)
             live.update(v for v in eqn.invars if type(v) is Var)
     kept.reverse()
