@@ -247,3 +247,25 @@ def test_an_idle_worker_leaves_and_a_new_one_takes_the_next_job(monkeypatch):
     job = service.submit(second)
     assert job.done.wait(120) and job.error is None, job.error
     assert service.worker_pids() != [pid] and service.info()["retries"] == 0
+
+
+def test_a_second_process_waits_for_a_compile_in_flight_instead_of_repeating_it(tmp_path):
+    """The rerun case: the first script's worker is still compiling when the second
+    script needs the kernel. The second worker finds the lock, waits for the first one's
+    result to land in numba's disk cache, and reports it cached, not compiled."""
+    service_a, service_b = CompileService(max_workers=1), CompileService(max_workers=1)
+    x = np.linspace(0.0, 1.0, 11)
+    import tf_numba.lowering.kernel_cache as kc
+    cache = kc.KernelCache(directory=str(tmp_path))
+    spec_fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.234375) ** 2)  # noqa: E731
+    program = tf.make_program(spec_fn)(x)
+    from tf_numba.lowering.plan import Plan
+    seg = Plan(program, kernel_cache=cache, tiered=True).segments[0]
+    request = seg.kernel.request(seg.signature([x]))
+    first = service_a.submit(request)
+    time.sleep(0.5)                       # the first worker has the lock (or the result)
+    second = service_b.submit(request)
+    assert first.done.wait(120) and second.done.wait(120)
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert sorted([first.cached, second.cached]) == [False, True]     # one compile, one load
+    assert not glob.glob(os.path.join(str(tmp_path), "*", "*.lock"))

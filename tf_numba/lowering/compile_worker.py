@@ -7,6 +7,8 @@ the function's name, the ``numba.njit`` options and the argument types. The repl
 is numba's own serialized compile result (what its disk cache stores), which the user's
 process rebuilds (``Kernel.install``).
 """
+import contextlib
+import hashlib
 import os
 import select
 import sys
@@ -58,7 +60,8 @@ def compile_request(request, dispatchers={}):
         dispatcher = dispatchers[key] = numba.njit(**options)(
             getattr(module, request["function"]))
     try:
-        dispatcher.compile(signature)
+        with _compiling_alone(request["path"], signature, dispatcher):
+            dispatcher.compile(signature)
     except OSError:
         # the cache directory cannot take the entry (full, read-only): compile in memory;
         # the result still reaches the user's process through the pipe
@@ -72,6 +75,64 @@ def compile_request(request, dispatchers={}):
         return None, time.perf_counter() - start, True
     cres = dispatcher.overloads[signature]
     return serialize.dumps(cres._reduce()), time.perf_counter() - start, False
+
+
+# a lock older than this is left over from a worker that died: ignore it
+STALE_LOCK_SECONDS = 600.0
+
+
+@contextlib.contextmanager
+def _compiling_alone(path, signature, dispatcher):
+    """Hold the kernel's compile lock (a file beside it, per signature) while compiling,
+    or, when another process's worker holds it, wait for that compile to land in numba's
+    disk cache and let ``dispatcher.compile`` load it from there: two scripts that need
+    the same kernel (a rerun while the first run's compile is in flight) compile it once.
+    Without a disk cache there is nothing to share."""
+    if path is None:
+        yield
+        return
+    tag = hashlib.sha256(repr(signature).encode()).hexdigest()[:16]
+    lock = f"{path}.{tag}.lock"
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            if not _wait_for_other_compile(lock, signature, dispatcher):
+                continue                # the other compile ended without a result: ours
+            yield                       # it is in the disk cache now: compile() loads it
+            return
+        except OSError:                 # a directory that takes no lock file
+            yield
+            return
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+
+
+def _wait_for_other_compile(lock, signature, dispatcher):
+    """True once numba's disk cache holds the kernel another worker was compiling; False
+    when that worker's lock went away (or went stale) without it."""
+    while True:
+        try:
+            age = time.time() - os.stat(lock).st_mtime
+        except FileNotFoundError:
+            age = None
+        if dispatcher._cache.load_overload(signature, dispatcher.targetctx) is not None:
+            return True
+        if age is None:
+            return False
+        if age > STALE_LOCK_SECONDS:
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
+            return False
+        time.sleep(0.05)
 
 
 def main():
