@@ -62,6 +62,12 @@ class Kernel:
         return dict(module=self.module, path=self.path, text=self.text, function=fn_name,
                     options=self.options, signature=tuple(signature))
 
+    def maybe_on_disk(self):
+        """Has numba's disk cache an index for this kernel (for some signature)?"""
+        cache_file = getattr(self.dispatcher._cache, "_cache_file", None)
+        return (self.path is not None and cache_file is not None
+                and os.path.exists(cache_file._index_path))
+
     def load_from_disk(self, signature):
         """Add numba's disk-cache entry for ``signature`` to the dispatcher; False when
         there is none (or it cannot be read: then it is dropped). Never compiles."""

@@ -57,6 +57,7 @@ class Plan:
         self.symbolic = is_symbolic(program)
         self.ready = False
         self._jobs = None            # [(segment, signature, Job)] sent to compile workers
+        self._on_disk = []           # [(segment, signature)] for the next call to load
         self._interpreted = None     # the program as the interpreter runs it (interpret)
         self._gave_up = False        # a kernel failed to compile: stay interpreted
         self._lock = threading.Lock()
@@ -162,16 +163,24 @@ class Plan:
         return self._run_tiered(args)
 
     def _run_tiered(self, args):
-        """A call before the kernels are ready: the first one finds (or sends for) each
-        kernel for the types it sees; every one answers by the interpreter until all have
-        arrived."""
+        """A call before the kernels are ready: the first one reads each kernel's argument
+        types on the way and sends for the kernels it cannot find; the next one loads
+        those in numba's disk cache (numba's first load in a process costs ~0.2 s, which a
+        first call answered by the interpreter need not wait for); every call answers by
+        the interpreter until all have arrived."""
         with self._lock:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
-                outs, self._jobs = self._find_kernels(args)
-                if not self._jobs:
+                outs, self._jobs, self._on_disk = self._find_kernels(args)
+                if not self._jobs and not self._on_disk:
                     self.ready = True
                 return outs
+            if self._on_disk:
+                self._load_from_disk()
+                jobs = self._jobs
+                if not jobs:
+                    self.ready = True
+                    return self._run(args)
         if jobs and all(job.done.is_set() for _, _, job in jobs):
             with self._lock:
                 if self._jobs is jobs and self._install(jobs):
@@ -181,22 +190,32 @@ class Plan:
         return self.interpret(args)
 
     def _find_kernels(self, args):
-        """(outputs, jobs): this call answered by the interpreter, each kernel's argument
-        types read on the way; a kernel this process has or can load from numba's disk
-        cache is used as it is, the others are sent to the compile workers."""
+        """(outputs, jobs, on disk): this call answered by the interpreter, each kernel's
+        argument types read on the way; a kernel this process has is used as it is, one
+        that numba's disk cache may hold is left for the next call to load, the others are
+        sent to the compile workers."""
         wanted, outs = self._signatures(args)
-        jobs = []
+        jobs, on_disk = [], []
         for seg, signature in wanted:
             kernel = seg.kernel
             if kernel.compiled_for(signature):
                 seg.first = False
-                continue
-            if kernel.load_from_disk(signature):
+            elif kernel.maybe_on_disk():
+                on_disk.append((seg, signature))
+            else:
+                jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
+        return outs, jobs, on_disk
+
+    def _load_from_disk(self):
+        """Load the kernels the first call left for the disk cache; send for any missing."""
+        for seg, signature in self._on_disk:
+            if seg.kernel.load_from_disk(signature):
                 self.kernel_cache.stats["disk_hits"] += 1
                 seg.first = False
-                continue
-            jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
-        return outs, jobs
+            else:
+                self._jobs.append((seg, signature,
+                                   SERVICE.submit(seg.kernel.request(signature))))
+        self._on_disk = []
 
     def _signatures(self, args):
         """([(segment, signature)], outputs) for a run on ``args``, by the interpreter."""
@@ -243,6 +262,11 @@ class Plan:
     def compile(self):
         """Wait until the kernels a first run sent for have arrived (a tiered plan needs
         one ``run`` first: kernels are typed from real arguments)."""
+        with self._lock:
+            if self._on_disk:
+                self._load_from_disk()
+                if not self._jobs:
+                    self.ready = True
         jobs = self._jobs
         if jobs:
             for _, _, job in jobs:
