@@ -46,27 +46,56 @@ def default_cache_dir():
 
 
 class Kernel:
-    """A kernel: its numba dispatcher, the source it came from, and where that source lives
-    (``path``, None when the cache is in memory only; ``module`` is its module's name)."""
-    __slots__ = ("key", "source", "dispatcher", "path", "module", "text", "options")
+    """A kernel: the source it came from, where that source lives (``path``, None when the
+    cache is in memory only; ``module`` is its module's name), and its numba dispatcher,
+    made on first use: importing a kernel's module (and the helper modules it imports)
+    and making a dispatcher cost a tiered first call ~18 ms that an interpreted call, or a
+    kernel a worker compiles, does not need."""
+    __slots__ = ("key", "source", "_dispatcher", "path", "module", "text", "options",
+                 "fn_name", "_lock")
 
-    def __init__(self, key, source, dispatcher, path, module, text, options):
-        self.key, self.source, self.dispatcher, self.path = key, source, dispatcher, path
-        self.module, self.text, self.options = module, text, options
+    def __init__(self, key, source, path, module, text, options, fn_name="kernel"):
+        self.key, self.source, self.path = key, source, path
+        self.module, self.text, self.options, self.fn_name = module, text, options, fn_name
+        self._dispatcher = None
+        self._lock = threading.Lock()
 
-    def compiled_for(self, signature):
-        return tuple(signature) in self.dispatcher.overloads
+    @property
+    def dispatcher(self):
+        dispatcher = self._dispatcher
+        if dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    # numba's serialized results name their module, and re-import it on load
+                    module = load_module(self.module, self.path, self.text)
+                    self._dispatcher = numba.njit(**self.options)(
+                        getattr(module, self.fn_name))
+                dispatcher = self._dispatcher
+        return dispatcher
 
-    def request(self, signature, fn_name="kernel"):
-        """What a compile worker needs to compile this kernel for ``signature``."""
-        return dict(module=self.module, path=self.path, text=self.text, function=fn_name,
-                    options=self.options, signature=tuple(signature))
+    @dispatcher.setter
+    def dispatcher(self, dispatcher):
+        self._dispatcher = dispatcher
 
     def maybe_on_disk(self):
-        """Has numba's disk cache an index for this kernel (for some signature)?"""
-        cache_file = getattr(self.dispatcher._cache, "_cache_file", None)
-        return (self.path is not None and cache_file is not None
-                and os.path.exists(cache_file._index_path))
+        """Has numba's disk cache an index for this kernel (for some signature), where
+        numba puts it beside a writable source file? (Elsewhere: a worker finds it.)"""
+        if self.path is None:
+            return False
+        folder = os.path.join(os.path.dirname(self.path), "__pycache__")
+        stem = os.path.splitext(os.path.basename(self.path))[0] + "."
+        try:
+            return any(n.startswith(stem) and n.endswith(".nbi") for n in os.listdir(folder))
+        except OSError:
+            return False
+
+    def compiled_for(self, signature):
+        return self._dispatcher is not None and tuple(signature) in self._dispatcher.overloads
+
+    def request(self, signature):
+        """What a compile worker needs to compile this kernel for ``signature``."""
+        return dict(module=self.module, path=self.path, text=self.text,
+                    function=self.fn_name, options=self.options, signature=tuple(signature))
 
     def load_from_disk(self, signature):
         """Add numba's disk-cache entry for ``signature`` to the dispatcher; False when
@@ -190,11 +219,8 @@ class KernelCache:
             except OSError as err:
                 self._fall_back_to_memory(err)
                 path = None
-        # numba's serialized results name their module, and re-import it on load
-        module = load_module(name, path, text)
-        options = _njit_options(parallel, cache=path is not None)
-        return Kernel(key, source, numba.njit(**options)(getattr(module, fn_name)), path,
-                      name, text, options)
+        return Kernel(key, source, path, name, text,
+                      _njit_options(parallel, cache=path is not None), fn_name)
 
     def call_first(self, kernel, args):
         """First call of a kernel: if numba cannot read its disk entry, drop it and rebuild."""

@@ -86,7 +86,7 @@ class CompiledSegment:
         args = self._prepare_args(list(args))
         if self.workspaces is not None:
             args.append(new_workspace(0))
-        return tuple(numba.typeof(a) for a in args)
+        return tuple(numba_type(a) for a in args)
 
     def evaluate(self, args):
         """The outputs this kernel would give for ``args``, by the NumPy interpreter."""
@@ -116,6 +116,23 @@ class CompiledSegment:
             for i, dtype in self.scalar_out:
                 outs[i] = np.asarray(outs[i], dtype)
         return outs
+
+
+def numba_type(value):
+    """numba's type for a kernel argument, as ``numba.typeof`` gives it: built directly
+    for arrays, NumPy scalars and tuples of them, because ``numba.typeof`` of the first
+    array imports ``numpy.ma`` (~20 ms of a tiered first call)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        flags = value.flags
+        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+        return numba.types.Array(numba.from_dtype(value.dtype), value.ndim, layout,
+                                 readonly=not flags.writeable, aligned=flags.aligned)
+    if isinstance(value, np.generic):
+        return numba.from_dtype(value.dtype)
+    if kind is tuple:
+        return numba.types.BaseTuple.from_types([numba_type(v) for v in value])
+    return numba.typeof(value)
 
 
 def split(program, lowerable=lowerable):
