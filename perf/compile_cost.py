@@ -1,0 +1,119 @@
+"""Where a jitted step's compile time goes, kernel by kernel: trace, code generation, and
+numba's phases (front end: bytecode to typed IR; lowering to LLVM IR; LLVM: optimization
+and machine code), for the ``perf/first_minute`` workloads.
+
+Each workload runs in a fresh process with the disk cache off, after numba's one-time
+start (a trivial compile, reported apart). The step is the tf_numba script's own
+(``perf/first_minute/<name>_tf_numba.py``, run up to its training loop), prepared for its
+first call's arguments; every kernel is then compiled in that process, as a compile
+worker would. CPU seconds (``time.process_time``) beside wall seconds: on a shared machine
+the CPU figure is the steadier.
+
+    python perf/compile_cost.py [--only mlp,rnn] [--repeats N] [--json PATH]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import _bench  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+WORKLOADS = ("linreg", "mlp", "rnn", "gp")
+
+_CHILD = r'''
+import json, sys, time, types
+t_start = time.perf_counter()
+clock = types.ModuleType("_clock")
+for name in ("imported", "begin", "done"):
+    setattr(clock, name, lambda *a: None)
+clock.step = lambda v: float(v)
+sys.modules["_clock"] = clock
+import numba
+t0, c0 = time.perf_counter(), time.process_time()
+numba.njit(lambda x: x + 1)(1)
+numba_start = (time.perf_counter() - t0, time.process_time() - c0)
+text = open(SCRIPT).read()
+head, loop = text.split("clock.begin()", 1)
+call = re.search(r"=\s*(step\(.*\))\s*$", loop, re.M).group(1)
+target, iterable = re.search(r"^for (.+) in (.+):\s*$", loop, re.M).groups()
+env = {"__name__": "workload"}
+exec(compile(head, SCRIPT, "exec"), env)
+exec(f"{target} = next(iter({iterable}))", env)       # the loop's first iteration
+import tf_numba as tf
+from tf_numba.core import pytree
+from tf_numba.lowering.plan import Plan
+step = env["step"].jitted
+args = eval(call.replace("step(", "(", 1) + ("," if call.count(",") == 0 else ""), env)
+t0 = time.perf_counter()
+spec, leaves = step._prepare(args, {})
+prepare = time.perf_counter() - t0
+t0 = time.perf_counter()
+plan = Plan(spec.program, tiered=True)
+codegen = time.perf_counter() - t0
+wanted, _ = plan._signatures(leaves)
+kernels = []
+for seg, sig in wanted:
+    dispatcher = seg.kernel.dispatcher
+    t0, c0 = time.perf_counter(), time.process_time()
+    dispatcher.compile(sig)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    meta = dispatcher.get_metadata(sig)
+    passes = {k: v.run for k, v in meta["pipeline_times"]["nopython"].items()}
+    native = sum(v for k, v in passes.items() if k.endswith("native_lowering"))
+    llvm = meta["timers"].get("llvm_lock", 0.0)
+    kernels.append(dict(lines=seg.source.count("\n"), wall=wall, cpu=cpu,
+                        front_end=sum(passes.values()) - native,
+                        typing=sum(v for k, v in passes.items() if "type_inference" in k),
+                        lowering=max(native - llvm, 0.0), llvm=llvm))
+print(json.dumps(dict(eqns=len(spec.program.eqns), numba_start=numba_start,
+                      trace_and_prepare=prepare - codegen, codegen=codegen, kernels=kernels)))
+'''
+
+
+def measure(name, python=sys.executable, repo=REPO):
+    script = os.path.join(HERE, "first_minute", f"{name}_tf_numba.py")
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR="off",
+               PYTHONPATH=os.pathsep.join([os.path.join(HERE, "first_minute"), repo]))
+    source = "import re\nSCRIPT = " + repr(script) + "\n" + _CHILD
+    done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"{name}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(WORKLOADS))
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--json")
+    opts = parser.parse_args()
+    results = {}
+    print(f"load average {_bench.load_average()}")
+    header = (f"{'workload':8} {'eqns':>4} {'kernel':>6} {'lines':>5} {'wall':>7} {'cpu':>7} "
+              f"{'front':>7} {'(typing)':>8} {'lower':>7} {'llvm':>7}   trace+prep  codegen")
+    print(header)
+    for name in opts.only.split(","):
+        runs = [measure(name) for _ in range(opts.repeats)]
+        results[name] = runs
+        r = min(runs, key=lambda r: sum(k["cpu"] for k in r["kernels"]))
+        for k, kern in enumerate(r["kernels"]):
+            tail = (f"   {r['trace_and_prepare'] * 1e3:7.0f} ms {r['codegen'] * 1e3:5.0f} ms"
+                    if k == 0 else "")
+            print(f"{name:8} {r['eqns']:4} {k:6} {kern['lines']:5} {kern['wall']:6.2f}s "
+                  f"{kern['cpu']:6.2f}s {kern['front_end']:6.2f}s {kern['typing']:7.2f}s "
+                  f"{kern['lowering']:6.2f}s {kern['llvm']:6.2f}s{tail}")
+        print(f"{'':8} numba's one-time start in that process: {r['numba_start'][0]:.2f} s wall")
+    print(f"load average {_bench.load_average()}")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
