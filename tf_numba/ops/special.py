@@ -11,9 +11,11 @@ differentiates into the next order. The inverses (``gammaincinv``, ``betaincinv`
 differentiate by the implicit-function rule at their value ``x = F^-1(y)``: ``dx/dy =
 1 / F_x(x)`` and ``dx/da = -F_a(x) / F_x(x)``, with ``F_x`` the density in closed form
 and ``F_a`` the parameter-derivative primitives, so they too differentiate to any order.
-Derivatives not provided raise ``MissingRuleError`` naming the primitive and the ``jvp``
-role: those in an integer order (``polygamma``, ``expn``, ``jv``, ``yn``), in a real order
-(``iv``, ``ive``), in ``zeta``'s exponent and in ``hyp1f1``'s parameters.
+The derivatives of ``iv``/``ive`` in the order, of ``zeta`` in its exponent and of
+``hyp1f1`` in its parameters are primitives too (``iv_dv``, ``zeta_ds``,
+``riemann_zeta_ds``, ``hyp1f1_dab``, computed in ``parameter_series.py``), each of every
+order. Derivatives not provided raise ``MissingRuleError`` naming the primitive and the
+``jvp`` role: those in an integer order (``polygamma``, ``expn``, ``jv``, ``yn``).
 
 ``discrete_quantile`` is ``scipy.stats``' ``ppf``/``isf`` of a discrete distribution (a
 step function: derivative zero), for the ones whose quantile is a search.
@@ -164,6 +166,45 @@ gammainc_da_p = Primitive("gammainc_da", _param_eval("gammainc_da"),
 betainc_dab_p = Primitive("betainc_dab", _param_eval("betainc_dab"),
                           _with_params("betainc_dab", _betainc_dab_impl))
 PRIMS["gammainc_da"], PRIMS["betainc_dab"] = gammainc_da_p, betainc_dab_p
+
+
+def _series_impl(name):
+    def impl(*args, **params):
+        from . import parameter_series
+        return getattr(parameter_series, name)(*args, **params)
+    return _with_params(name, impl)
+
+
+# d^order/dv^order iv(v, x) (ive's if scaled), d^order/ds^order zeta(s, q) (Hurwitz) and
+# riemann_zeta(s), d^(da+db)/da^da db^db hyp1f1(a, b, x): ``parameter_series.py``
+iv_dv_p = Primitive("iv_dv", _param_eval("iv_dv"), _series_impl("iv_dv"))
+zeta_ds_p = Primitive("zeta_ds", _param_eval("zeta_ds"), _with_params(
+    "zeta_ds", lambda s, q, *, n: _series_impl("zeta_ds")(s, q, n=n, riemann=False)))
+riemann_zeta_ds_p = Primitive("riemann_zeta_ds", _param_eval("riemann_zeta_ds"), _with_params(
+    "riemann_zeta_ds", lambda s, *, n: _series_impl("zeta_ds")(s, s, n=n, riemann=True)))
+hyp1f1_dab_p = Primitive("hyp1f1_dab", _param_eval("hyp1f1_dab"), _series_impl("hyp1f1_dab"))
+for _prim in (iv_dv_p, zeta_ds_p, riemann_zeta_ds_p, hyp1f1_dab_p):
+    PRIMS[_prim.name] = _prim
+
+
+def iv_dv(v, x, n=1, scaled=False):
+    """``d^n/dv^n iv(v, x)``, or ``ive``'s if ``scaled`` (``parameter_series.iv_dv``)."""
+    return iv_dv_p.bind(*_coerce([v, x]), n=n, scaled=scaled)
+
+
+def zeta_ds(s, q, n=1):
+    """``d^n/ds^n zeta(s, q)``, the Hurwitz zeta (``parameter_series.zeta_ds``)."""
+    return zeta_ds_p.bind(*_coerce([s, q]), n=n)
+
+
+def riemann_zeta_ds(s, n=1):
+    """``d^n/ds^n`` of the Riemann zeta, continued to ``s < 1``."""
+    return riemann_zeta_ds_p.bind(*_coerce([s]), n=n)
+
+
+def hyp1f1_dab(a, b, x, i=1, j=0):
+    """``d^(i+j)/da^i db^j hyp1f1(a, b, x)`` (``parameter_series.hyp1f1_dab``)."""
+    return hyp1f1_dab_p.bind(*_coerce([a, b, x]), i=i, j=j)
 
 
 def gammainc_da(a, x, order=1):
@@ -377,7 +418,7 @@ UNARY_JVP.update({
     "i1": _i1_partial,
     "i1e": _i1e_partial,
     "spence": _spence_partial,
-    "riemann_zeta": _no_derivative("riemann_zeta"),
+    "riemann_zeta": lambda g, ans, x: ew.mul(g, riemann_zeta_ds(x)),
 })
 BINARY_JVP.update({
     "beta": (lambda g, ans, a, b: ew.mul(g, _gamma_ratio(ans, a, ew.add(a, b))),
@@ -389,12 +430,13 @@ BINARY_JVP.update({
     "gammaincc": (lambda g, ans, a, x: ew.neg(ew.mul(g, gammainc_da(a, x))),
                   lambda g, ans, a, x: ew.neg(ew.mul(g, _gamma_density(a, x, 0)))),
     "expn": (_no_derivative("expn"), _expn_partial),
-    "iv": (_no_derivative("iv"), _bessel_recurrence(iv, 1)),              # noqa: F821
-    "ive": (_no_derivative("ive"), _ive_partial),
+    "iv": (lambda g, ans, v, x: ew.mul(g, iv_dv(v, x)),
+           _bessel_recurrence(iv, 1)),                                     # noqa: F821
+    "ive": (lambda g, ans, v, x: ew.mul(g, iv_dv(v, x, 1, True)), _ive_partial),
     "jv": (_no_derivative("jv"), _bessel_recurrence(jv, -1)),             # noqa: F821
     "yn": (_no_derivative("yn"), _bessel_recurrence(yn, -1)),             # noqa: F821
     # d/dq zeta(x, q) = -x zeta(x + 1, q)
-    "zeta": (_no_derivative("zeta"),
+    "zeta": (lambda g, ans, x, q: ew.mul(g, zeta_ds(x, q)),
              lambda g, ans, x, q: ew.neg(ew.mul(g, ew.mul(x, zeta(ew.add(x, 1.0), q))))),  # noqa
     "poch": (lambda g, ans, z, m: ew.mul(g, _gamma_ratio(ans, ew.add(z, m), z)),
              lambda g, ans, z, m: ew.mul(g, ew.mul(ans, digamma(ew.add(z, m))))),  # noqa: F821
@@ -435,7 +477,8 @@ TERNARY_JVP = {
                 lambda g, ans, a, b, x: ew.mul(g, betainc_dab(a, b, x, 0, 1)),
                 lambda g, ans, a, b, x: ew.mul(g, _beta_density(a, b, x, 0, 0))),
     # d/dx M(a, b, x) = a/b M(a + 1, b + 1, x)
-    "hyp1f1": (_no_derivative("hyp1f1"), _no_derivative("hyp1f1"),
+    "hyp1f1": (lambda g, ans, a, b, x: ew.mul(g, hyp1f1_dab(a, b, x, 1, 0)),
+               lambda g, ans, a, b, x: ew.mul(g, hyp1f1_dab(a, b, x, 0, 1)),
                lambda g, ans, a, b, x: ew.mul(g, ew.mul(ew.div(a, b), hyp1f1(  # noqa: F821
                    ew.add(a, 1.0), ew.add(b, 1.0), x)))),
 }
@@ -453,6 +496,56 @@ defjvp(betainc_dab_p,
        lambda g, ans, a, b, x, *, da, db: ew.mul(g, betainc_dab(a, b, x, da + 1, db)),
        lambda g, ans, a, b, x, *, da, db: ew.mul(g, betainc_dab(a, b, x, da, db + 1)),
        lambda g, ans, a, b, x, *, da, db: ew.mul(g, _beta_density(a, b, x, da, db)))
+
+
+
+def _iv_dv_x(g, ans, v, x, *, n, scaled):
+    """d/dx of ``d^n/dv^n I_v(x)``: the n-th v-derivative of ``I_(v+1) + (v/x) I_v``
+    (DLMF 10.29.2), so only orders above ``v`` appear; ``ive``'s also ``- sign(x) D_n``."""
+    def d(order, at):
+        if order == 0:
+            return (ive if scaled else iv)(at, x)                         # noqa: F821
+        return iv_dv(at, x, order, scaled)
+    out = ew.add(d(n, ew.add(v, 1.0)), ew.div(ew.mul(v, ans), x))
+    out = ew.add(out, ew.div(ew.mul(d(n - 1, v), float(n)), x))
+    if scaled:
+        out = ew.sub(out, ew.mul(ew.sign(x), ans))
+    return ew.mul(g, out)
+
+
+def _zeta_ds_q(g, ans, s, q, *, n):
+    """d/dq of ``d^n/ds^n zeta(s, q)``: the n-th s-derivative of ``-s zeta(s + 1, q)``."""
+    up = ew.add(s, 1.0)
+    lower = zeta(up, q) if n == 1 else zeta_ds(up, q, n - 1)              # noqa: F821
+    out = ew.add(ew.mul(s, zeta_ds(up, q, n)), ew.mul(lower, float(n)))
+    return ew.neg(ew.mul(g, out))
+
+
+def _hyp1f1_dab_x(g, ans, a, b, x, *, i, j):
+    """d/dx of ``d^(i+j)/da^i db^j M(a, b, x)``: the same derivative of ``a b^-1 M(a+1,
+    b+1, x)`` (DLMF 13.3.15) by Leibniz's rule (``a``'s derivatives stop at the first,
+    ``b^-1``'s m-th is ``(-1)^m m! b^-(m+1)``)."""
+    a1, b1 = ew.add(a, 1.0), ew.add(b, 1.0)
+    out = None
+    for p in range(min(i, 1) + 1):
+        for m in range(j + 1):
+            rest = (hyp1f1(a1, b1, x) if (i - p, j - m) == (0, 0)               # noqa: F821
+                    else hyp1f1_dab(a1, b1, x, i - p, j - m))
+            coef = math.comb(i, p) * math.comb(j, m) * (-1) ** m * math.factorial(m)
+            t = ew.mul(ew.div(rest, ew.pow(b, float(m + 1)) if m else b), float(coef))
+            t = ew.mul(t, a) if p == 0 else t
+            out = t if out is None else ew.add(out, t)
+    return ew.mul(g, out)
+
+
+defjvp(iv_dv_p, lambda g, ans, v, x, *, n, scaled: ew.mul(g, iv_dv(v, x, n + 1, scaled)),
+       _iv_dv_x)
+defjvp(zeta_ds_p, lambda g, ans, s, q, *, n: ew.mul(g, zeta_ds(s, q, n + 1)), _zeta_ds_q)
+defjvp(riemann_zeta_ds_p, lambda g, ans, s, *, n: ew.mul(g, riemann_zeta_ds(s, n + 1)))
+defjvp(hyp1f1_dab_p,
+       lambda g, ans, a, b, x, *, i, j: ew.mul(g, hyp1f1_dab(a, b, x, i + 1, j)),
+       lambda g, ans, a, b, x, *, i, j: ew.mul(g, hyp1f1_dab(a, b, x, i, j + 1)),
+       _hyp1f1_dab_x)
 
 for _prim in PRIMS.values():
     batch_elementwise(_prim)

@@ -7,9 +7,10 @@ SciPy (below) gives its bits, including NaN for invalid parameters and the value
 a composite states its measured distance from SciPy's in its docstring. Every function is
 differentiable to every order in its real arguments, e.g. ``gammaln' = digamma``,
 ``digamma' = polygamma(1, .)``, ``gammainc``'s ``a``-derivative of order ``n`` into order
-``n + 1``. Not provided (differentiating raises ``MissingRuleError`` naming the primitive and
-the ``jvp`` role): the integer orders of ``polygamma``, ``expn``, ``jn``, ``yn``, the real
-orders of ``iv`` and ``ive``, ``zeta``'s exponent and ``hyp1f1``'s parameters.
+``n + 1``, likewise ``iv``/``ive`` in the order, ``zeta`` in its exponent and ``hyp1f1`` in
+``a`` and ``b``. Not provided (differentiating raises ``MissingRuleError`` naming the
+primitive and the ``jvp`` role): the integer orders of ``polygamma``, ``expn``, ``jn``,
+``yn``.
 
 >>> import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
 >>> from tf_numba.scipy import special
@@ -19,7 +20,8 @@ array([-0.57721566])
 Under ``jit``, ``erf``, ``erfc``, ``expit``, ``logit``, ``ndtr``, ``gammaln``, ``xlogy``,
 ``xlog1py``, ``entr``, ``rel_entr``, ``kl_div`` and ``factorial``'s selects compile into
 the kernel; the others (``gamma``, ``betainc``, the Bessel functions, ...) run SciPy between
-compiled kernels, as do the parameter derivatives of ``gammainc`` and ``betainc``.
+compiled kernels, as do the parameter derivatives of ``gammainc``, ``betainc``, ``iv``,
+``zeta`` and ``hyp1f1``.
 """
 import math
 
@@ -430,14 +432,18 @@ i1e = _unary(sp.i1e, "i1e", """``exp(-|x|) i1(x)``; derivative
     np.float64(0.2079104153497085)
     """)
 iv = _binary(sp.iv, "iv", """The modified Bessel function ``I_v(x)`` of real order ``v``;
-    derivative in ``x``: ``(I_(v-1) + I_(v+1)) / 2``. The derivative in ``v`` is not
-    provided (``MissingRuleError``).
+    derivative in ``x``: ``(I_(v-1) + I_(v+1)) / 2``; in ``v``, of every order, by the
+    power series (``x <= max(50, v^2)``) or Hankel's expansion in Taylor arithmetic over
+    ``v`` (``ops/parameter_series.py``): within 4e-14 of mpmath's (relative, first
+    derivative; 8e-12 second) over ``v`` in (-3.7, 30), ``x`` in (1e-3, 700); 0 at ``x = 0``
+    for ``v > 0``, NaN at negative integer ``v`` and for ``x < 0``.
 
     >>> special.iv(0.5, 1.0)
     np.float64(0.9376748882454876)
     """)
 ive = _binary(sp.ive, "ive", """``exp(-|x|) iv(v, x)``; derivative in ``x``:
-    ``(ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)``; none in ``v``.
+    ``(ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)``; in ``v`` as ``iv``'s, the
+    same accuracy (computed scaled, so it does not overflow with ``e^x``).
 
     >>> special.ive(0.5, 1.0)
     np.float64(0.3449513138882451)
@@ -462,8 +468,11 @@ yn = _binary(sp.yn, "yn", """The Bessel function of the second kind ``Y_n(x)`` o
 def zeta(x, q=None):
     """The Riemann zeta function (``q=None``: SciPy's, analytically continued to
     ``x < 1``) or the Hurwitz zeta ``sum_k (k + q)^-x`` (``x > 1``; NaN otherwise, as
-    SciPy). Derivative in ``q``: ``-x zeta(x + 1, q)``; none in ``x``
-    (``MissingRuleError``).
+    SciPy). Derivative in ``q``: ``-x zeta(x + 1, q)``; in ``x``, of every order, by
+    Euler-Maclaurin summation in Taylor arithmetic over ``x`` (and for the Riemann zeta
+    below ``x = -1/2``, the functional equation): Hurwitz within 1.5e-15 of mpmath's
+    (median; 5e-11 the largest measured) over ``x`` in (1.01, 40), ``q`` in (1e-2, 1e4);
+    Riemann within 5e-13 over (-60, 50).
 
     >>> special.zeta(2.0)    # pi**2 / 6
     np.float64(1.6449340668482264)
@@ -474,8 +483,12 @@ def zeta(x, q=None):
 
 
 hyp1f1 = _ternary(sp.hyp1f1, "hyp1f1", """Kummer's confluent hypergeometric function
-    ``M(a, b, x)`` (SciPy's values); derivative in ``x``: ``a/b M(a+1, b+1, x)``; none in
-    ``a`` or ``b`` (``MissingRuleError``).
+    ``M(a, b, x)`` (SciPy's values); derivative in ``x``: ``a/b M(a+1, b+1, x)``; in
+    ``a`` and ``b``, of every order, by Kummer's series in Taylor arithmetic over both
+    (for ``x < 0``, of ``e^x M(b - a, b, -x)``): within 6e-15 of mpmath's (relative) over
+    ``a, b`` in (0.1, 20), ``x`` in (-100, 100) except where ``x < 0`` and ``a > b`` (the
+    series alternates: up to 1.3e-9 measured); NaN for ``|x| > 700`` and at the poles of
+    ``b``.
 
     >>> special.hyp1f1(1.0, 2.0, 1.0)    # (e - 1)
     np.float64(1.718281828459045)
