@@ -43,7 +43,9 @@ Conventions of the derivative rules (each follows the impl, so finite difference
   ``P P = A^H A`` (``A A^H``) by a Sylvester solve: no gaps between eigen or singular
   values appear, only sums, so repeated values are fine; ``P`` must be nonsingular.
 - ``lu`` is differentiated for the pivot order of the point (square and rectangular).
-  ``schur`` has no derivative (its vectors are not unique): ``MissingRuleError``.
+  ``schur`` (real form) is differentiated for distinct eigenvalues, keeping its shape:
+  ``T`` zero below the diagonal but for its 2 x 2 blocks, whose diagonals stay equal
+  (LAPACK's standard form); the complex form's vectors have free phases: no rule.
 - Complex values follow JAX: transposes, not Hermitian adjoints (``core/linear.py``).
 
 References: Giles, "An extended collection of matrix derivative results" (2008) for
@@ -59,7 +61,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, is_undefined, is_zero, instantiate
 from ..core.primitive import register
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, MissingRuleError, ShapeError, UnsupportedError
 from . import NUMPY_BLAS, SCIPY_BLAS, Family, batch_leading, numpy_lapack
 
 FAMILY = Family("tf_numba.linalg.v1", module=__name__,
@@ -1058,6 +1060,61 @@ def _polar_jvp(out, primals, tangents, *, side):
         dp = solve_sylvester(p, p, tnp.add(sym, _H(sym)))
         du = solve(p, tnp.subtract(ta, _mm(dp, u)))
     return [du, dp]
+
+
+def _schur_constraints(n, dt):
+    """Constant pieces of the real Schur JVP's linear system over the ``m = n(n-1)/2``
+    strictly lower entries ``(i, j)`` of the skew ``Omega = Z^T dZ``: ``P`` (n^2 x m) puts
+    them into ``vec(Omega)`` (``+1`` below, ``-1`` mirrored above); ``G`` (m x n^2) reads
+    each constrained entry of ``vec(dT)``, ``dT[i, j] = 0``; ``G_block`` the constraint of a
+    2 x 2 block in its subdiagonal's row instead, ``dT[j, j] = dT[j + 1, j + 1]`` (LAPACK's
+    standard form keeps the block's diagonal equal); ``sub`` which rows are subdiagonal."""
+    rows, cols = np.tril_indices(n, -1)
+    m = rows.size
+    at = np.arange(m)
+    p = np.zeros((n * n, m), dt)
+    p[rows * n + cols, at], p[cols * n + rows, at] = 1, -1
+    g = np.zeros((m, n * n), dt)
+    g[at, rows * n + cols] = 1
+    sub = rows == cols + 1
+    g_block = np.zeros((m, n * n), dt)
+    g_block[at[sub], cols[sub] * (n + 1)] = 1
+    g_block[at[sub], rows[sub] * (n + 1)] = -1
+    return p, g, g_block, sub, rows, cols
+
+
+@_jvp(schur_p)
+def _schur_jvp(out, primals, tangents, *, output):
+    # A = Z T Z^T with Omega = Z^T dZ skew: dT = C + T Omega - Omega T for C = Z^T dA Z,
+    # and Omega's lower part is the one that keeps dT in Schur form (zero below the
+    # diagonal but for the 2 x 2 blocks' subdiagonals, whose blocks keep equal diagonals):
+    # a linear system of n(n-1)/2 unknowns, nonsingular for distinct eigenvalues and
+    # blocks that are not normal (the standard form's rotation is fixed there); the
+    # triangular Sylvester system of Kressner, "Block algorithms for reordering standard
+    # and generalized Schur forms" (2006), written out as a dense solve.
+    tnp = _tnp()
+    (a,), (ta,) = primals, tangents
+    t, z = out
+    if output != "real" or _is_complex(t):     # the complex form's vectors' phases are free
+        raise MissingRuleError("schur", "jvp", FAMILY.id)
+    n, dt = aval_of(t).shape[-1], _dtype(t)
+    if n < 2:
+        return [ta, tnp.zeros_like(z)]
+    p, g, g_block, sub, rows, cols = _schur_constraints(n, dt)
+    eye = _eye(n, dt)
+    # K vec(X) = vec(T X - X T), row-major: kron(T, I) - kron(I, T^T)
+    batch = aval_of(t).shape[:-2]
+    k = tnp.subtract(tnp.multiply(t[..., :, None, :, None], eye[:, None, :]),
+                     tnp.multiply(eye[:, None, :, None], _mT(t)[..., None, :, None, :]))
+    k = tnp.reshape(k, batch + (n * n, n * n))
+    blocks = tnp.logical_and(tnp.not_equal(t[..., rows, cols], 0), sub)
+    constraints = tnp.where(blocks[..., None], g_block, g)
+    c = _mm(_mT(z), _mm(ta, z))
+    lhs = _mm(constraints, _mm(k, p))
+    rhs = tnp.negative(_mm(constraints, tnp.reshape(c, batch + (n * n, 1))))
+    omega = tnp.reshape(_mm(p, solve(lhs, rhs)), batch + (n, n))
+    dt_ = tnp.add(c, tnp.subtract(_mm(t, omega), _mm(omega, t)))
+    return [dt_, _mm(z, omega)]
 
 
 def _shift_rows(x, k):
