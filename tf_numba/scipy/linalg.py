@@ -241,9 +241,10 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
     ``dZ = Z Omega`` with ``Omega`` skew, from one linear system of ``n(n-1)/2`` unknowns
     per matrix (``O(n^6)``: for small matrices): the derivative of the form at the point
     (LAPACK's can turn a block by 90 degrees under a tiny perturbation, where finite
-    differences of SciPy's values jump; one 5 x 5 matrix in 30 at 1e-6). Normal 2 x 2 blocks (``T[j, j+1] ==
-    -T[j+1, j]``) leave the block's rotation free (the system is singular: NumPy's
-    ``LinAlgError``), and the complex form the vectors' phases (``MissingRuleError``)."""
+    differences of SciPy's values jump; one 5 x 5 matrix in 30 at 1e-6). Normal 2 x 2
+    blocks (``T[j, j+1] == -T[j+1, j]``) leave the block's rotation free (the system is
+    singular: NumPy's ``LinAlgError``), and the complex form the vectors' phases
+    (``MissingRuleError``)."""
     if sort is not None:
         raise UnsupportedError("schur(sort=...) is not supported", op="schur")
     if output not in ("real", "complex", "r", "c"):
