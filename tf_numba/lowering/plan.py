@@ -63,7 +63,7 @@ class Plan:
         self._lock = threading.Lock()
 
     def _build(self, program, kernel_cache, parallel):
-        program = prepare_for_lowering(program)
+        program = self.rewritten = prepare_for_lowering(program)
         groups = split(program)
         after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
@@ -254,7 +254,9 @@ class Plan:
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
         program = self._interpreted
         if program is None:
-            program = self._interpreted = _broadcasts_as_views(self.program)
+            # the program as the kernels compute it (a scan's per-step products run as one
+            # product before the loop, on the interpreter too), broadcasts read as views
+            program = self._interpreted = _broadcasts_as_views(self.rewritten)
         if self.symbolic:
             program = specialize(program, bind_dims(program, args))
         return _as_arrays(eval_program(program, list(args)))
