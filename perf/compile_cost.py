@@ -47,21 +47,31 @@ exec(f"{target} = next(iter({iterable}))", env)       # the loop's first iterati
 import tf_numba as tf
 from tf_numba.core import pytree
 from tf_numba.lowering.plan import Plan
+OLD = not hasattr(Plan, "_signatures")
 step = env["step"].jitted
 args = eval(call.replace("step(", "(", 1) + ("," if call.count(",") == 0 else ""), env)
 t0 = time.perf_counter()
 spec, leaves = step._prepare(args, {})
 prepare = time.perf_counter() - t0
 t0 = time.perf_counter()
-plan = Plan(spec.program, tiered=True)
+plan = Plan(spec.program, tiered=not OLD)
 codegen = time.perf_counter() - t0
-wanted, _ = plan._signatures(leaves)
 kernels = []
+if OLD:     # a checkout from before compile workers: its kernels compile on a first run
+    t0, c0 = time.perf_counter(), time.process_time()
+    plan.run(leaves)
+    run_wall, run_cpu = time.perf_counter() - t0, time.process_time() - c0
+    wanted = [(seg, next(iter(seg.kernel.dispatcher.overloads)))
+              for seg in plan.segments if hasattr(seg, "kernel")]
+else:
+    wanted, _ = plan._signatures(leaves)
 for seg, sig in wanted:
     dispatcher = seg.kernel.dispatcher
     t0, c0 = time.perf_counter(), time.process_time()
     dispatcher.compile(sig)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if OLD:
+        wall, cpu = run_wall / len(wanted), run_cpu / len(wanted)
     meta = dispatcher.get_metadata(sig)
     passes = {k: v.run for k, v in meta["pipeline_times"]["nopython"].items()}
     native = sum(v for k, v in passes.items() if k.endswith("native_lowering"))
@@ -76,6 +86,9 @@ print(json.dumps(dict(eqns=len(spec.program.eqns), numba_start=numba_start,
 
 
 def measure(name, python=sys.executable, repo=REPO):
+    """One workload's figures in a fresh process importing tf_numba from ``repo`` (a
+    checkout from before the compile workers works too: its kernels compile on a first
+    run, and their time is split evenly among them)."""
     script = os.path.join(HERE, "first_minute", f"{name}_tf_numba.py")
     env = dict(os.environ, TF_NUMBA_CACHE_DIR="off",
                PYTHONPATH=os.pathsep.join([os.path.join(HERE, "first_minute"), repo]))
@@ -92,6 +105,7 @@ def main():
     parser.add_argument("--only", default=",".join(WORKLOADS))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json")
+    parser.add_argument("--repo", default=REPO, help="the tf_numba checkout to measure")
     opts = parser.parse_args()
     results = {}
     print(f"load average {_bench.load_average()}")
@@ -99,7 +113,7 @@ def main():
               f"{'front':>7} {'(typing)':>8} {'lower':>7} {'llvm':>7}   trace+prep  codegen")
     print(header)
     for name in opts.only.split(","):
-        runs = [measure(name) for _ in range(opts.repeats)]
+        runs = [measure(name, repo=opts.repo) for _ in range(opts.repeats)]
         results[name] = runs
         r = min(runs, key=lambda r: sum(k["cpu"] for k in r["kernels"]))
         for k, kern in enumerate(r["kernels"]):
