@@ -248,6 +248,36 @@ def test_discrete_quantiles_are_step_functions_without_derivative():
                 assert np.all(dist.sf(k, *params) <= q) and np.all(dist.sf(k - 1, *params) > q)
 
 
+def _central(f, x, h):
+    """Fourth-order central difference (error O(h^4))."""
+    return (8 * (f(x + h) - f(x - h)) - (f(x + 2 * h) - f(x - 2 * h))) / (12 * h)
+
+
+def test_vonmises_quantiles_invert_the_cdf_with_inverse_function_derivatives():
+    # the series (kappa < 50) and the normal approximation; d/dq = 1 / F_x, d/dkappa =
+    # -F_kappa / F_x against differences of SciPy's root search
+    q = np.array([0.01, 0.3, 0.5, 0.77, 0.95, 0.2, 0.6, 1e-6])
+    kappa = np.array([0.3, 2.0, 5.0, 10.0, 30.0, 60.0, 0.0, 8.0])
+    x = stats.vonmises.ppf(q, kappa)
+    np.testing.assert_allclose(st.vonmises.cdf(x, kappa), q, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(stats.vonmises.isf(q, kappa), -x)
+    gq, gk = tf.grad(lambda a, b: tnp.sum(stats.vonmises.ppf(a, b)), argnums=(0, 1))(q, kappa)
+    # 1 / the cdf's slope: the pdf's below kappa = 50 (to the series' 2e-8 in the tails),
+    # above it the slope of SciPy's normal approximation
+    small = kappa < 50
+    np.testing.assert_allclose(gq[small], 1 / st.vonmises.pdf(x, kappa)[small], rtol=1e-7)
+    np.testing.assert_allclose(gq, _central(lambda a: st.vonmises.ppf(a, kappa), q,
+                                            1e-3 * np.minimum(q, 1 - q)), rtol=1e-6)
+    # (SciPy's kappa = 0 is the uniform's boundary: differences from above)
+    k = np.maximum(kappa, 1e-2)
+    np.testing.assert_allclose(gk[:-2], _central(lambda b: st.vonmises.ppf(q, b), k, 1e-3)[:-2],
+                               rtol=1e-8)
+    forward = (st.vonmises.ppf(q[-2], 1e-7) - st.vonmises.ppf(q[-2], 0.0)) / 1e-7
+    np.testing.assert_allclose(gk[-2], forward, rtol=1e-5)
+    np.testing.assert_allclose(gk[-1], _central(lambda b: st.vonmises.ppf(q[-1], b), 8.0, 1e-3),
+                               rtol=1e-6)
+
+
 def test_vonmises_cdf_counts_whole_turns_and_matches_the_integral_of_the_pdf():
     x = np.array([-7.0, -3.0, 0.4, 2.5, 9.0])
     for kappa in (0.0, 0.7, 12.0, 80.0):
@@ -318,10 +348,17 @@ def test_invalid_parameters_give_scipys_nan(name, method, args):
 
 
 def test_methods_without_a_formula_raise_unsupported():
-    with pytest.raises(UnsupportedError, match=r"vonmises\.ppf"):
-        stats.vonmises.ppf(0.5, 3.0)
-    with pytest.raises(UnsupportedError, match=r"vonmises\.isf"):
-        stats.vonmises.isf(0.5, 3.0)
+    from tf_numba.scipy.stats._distribution import Continuous
+
+    class density_only(Continuous):
+        name = "density_only"
+
+        def _logpdf(self, z):
+            return z * z * -0.5
+    with pytest.raises(UnsupportedError, match=r"density_only\.ppf"):
+        density_only().ppf(0.5)
+    with pytest.raises(UnsupportedError, match=r"density_only\.isf"):
+        density_only().isf(0.5)
 
 
 # ---------------------------------------------------------------- derivatives
