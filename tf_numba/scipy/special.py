@@ -431,8 +431,8 @@ i1e = _unary(sp.i1e, "i1e", """``exp(-|x|) i1(x)``; derivative
     >>> special.i1e(1.0)
     np.float64(0.2079104153497085)
     """)
-iv = _binary(sp.iv, "iv", """The modified Bessel function ``I_v(x)`` of real order ``v``;
-    derivative in ``x``: ``(I_(v-1) + I_(v+1)) / 2``; in ``v``, of every order, by the
+iv = _binary(sp.iv, "iv", """The modified Bessel function ``I_v(x)`` of real order ``v``.
+    Derivative in ``x``: ``(I_(v-1) + I_(v+1)) / 2``; in ``v``, of every order, by the
     power series (``x <= max(50, v^2)``) or Hankel's expansion in Taylor arithmetic over
     ``v`` (``ops/parameter_series.py``): within 4e-14 of mpmath's (relative, first
     derivative; 8e-12 second) over ``v`` in (-3.7, 30), ``x`` in (1e-3, 700); 0 at ``x = 0``
