@@ -535,6 +535,12 @@ def test_gemm_into_reads_every_layout_numpy_can_hand_it(dtype):
     if not numpy_blas.AVAILABLE:
         pytest.skip("NumPy's BLAS exports no cblas gemm with 64-bit integers")
 
+    # every layout for float64; the other dtypes take the same layout logic and differ
+    # only in the gemm they call, so each of their numba layout types (C, F, A) once
+    # (each layout type of each operand is a numba compile of gemm_into: all of them for
+    # every dtype were 2 of the suite's cold 6 minutes)
+    every_layout = dtype == np.float64
+
     def layouts(shape):
         x = RNG.normal(size=shape) + (1j * RNG.normal(size=shape) if dtype in
                                       (np.complex64, np.complex128) else 0)
@@ -545,16 +551,18 @@ def test_gemm_into_reads_every_layout_numpy_can_hand_it(dtype):
         spaced[::2, ::3] = x
         yield x
         yield np.asfortranarray(x)
-        yield padded[:, :shape[1]]
+        if every_layout:
+            yield padded[:, :shape[1]]
         yield spaced[::2, ::3]
-        yield np.broadcast_to(x[:1], shape)         # zero strides: copied
+        if every_layout:
+            yield np.broadcast_to(x[:1], shape)         # zero strides: copied
     tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
     for m, k, n in [(5, 4, 3), (1, 4, 3), (5, 1, 3), (5, 4, 1), (1, 1, 1), (0, 2, 3),
                     (3, 0, 2), (2, 3, 0)]:
         for a in layouts((m, k)):
             for b in layouts((k, n)):
                 want = a.astype(np.complex128) @ b.astype(np.complex128)
-                for out in list(layouts((m, n)))[:4]:
+                for out in [o for o in layouts((m, n)) if o.flags.writeable]:
                     out[...] = np.nan
                     loops.gemm_into(a, b, out)
                     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
