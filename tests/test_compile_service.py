@@ -270,3 +270,28 @@ def test_a_second_process_waits_for_a_compile_in_flight_instead_of_repeating_it(
     assert first.error is None and second.error is None, (first.error, second.error)
     assert sorted([first.cached, second.cached]) == [False, True]     # one compile, one load
     assert not glob.glob(os.path.join(str(tmp_path), "*", "*.lock"))
+
+
+def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    script = """
+        import os, numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering.compile_service import SERVICE
+        f = tf.jit(lambda x: tnp.sum(x * 0.296875))
+        f(np.ones(3)); f.lower(np.ones(3)).plan.compile()      # the parent's worker
+        parent_workers = SERVICE.worker_pids()
+        pid = os.fork()
+        if pid == 0:
+            g = tf.jit(lambda x: tnp.prod(x + 0.328125))
+            x = np.arange(1.0, 4.0)
+            g(x); g.lower(x).plan.compile()
+            ok = g.lower(x).plan.ready and float(g(x)) == float(np.prod(x + 0.328125))
+            ok = ok and not set(SERVICE.worker_pids()) & set(parent_workers)
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """
+    done = _run_script(script, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "0"

@@ -149,6 +149,7 @@ class CompileService:
     def __init__(self, max_workers=None):
         self.max_workers = max_workers or _worker_count()
         self._workers = []
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self.stats = {"jobs": 0, "retries": 0, "workers_started": 0, "worker_deaths": 0}
@@ -173,6 +174,11 @@ class CompileService:
 
     def _dispatch(self, job):
         job.attempts += 1
+        if os.getpid() != self._pid:
+            # a forked child: the parent's workers answer the parent's reader threads,
+            # which the child does not have (nor maybe a lock another thread held at the
+            # fork): it starts afresh, with workers of its own
+            self._workers, self._pid, self._lock = [], os.getpid(), threading.Lock()
         with self._lock:
             self.stats["jobs"] += 1
             idle = [w for w in self._workers if w.load == 0]

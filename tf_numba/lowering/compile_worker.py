@@ -17,6 +17,7 @@ import time
 from .compile_service import read_message, write_message
 
 IDLE_SECONDS = float(os.environ.get("TF_NUMBA_WORKER_IDLE_SECONDS", "60"))
+_CAN_SELECT_PIPES = os.name != "nt"    # Windows selects only sockets: no idle exit there
 
 
 def _module(request, modules={}):
@@ -149,9 +150,10 @@ def main():
     while True:
         # an idle worker leaves (its memory is ~200 MB); the service starts another when
         # a job comes
-        ready, _, _ = select.select([stdin], [], [], IDLE_SECONDS)
-        if not ready:
-            break
+        if _CAN_SELECT_PIPES:
+            ready, _, _ = select.select([stdin], [], [], IDLE_SECONDS)
+            if not ready:
+                break
         message = read_message(stdin)
         if message is None:
             break
