@@ -101,17 +101,23 @@ class _Worker:
             # short, and the worker finishes what it was sent into the cache
             start_new_session=True)
         self.lock = threading.Lock()
+        self.dead = False           # its replies have ended: send nothing more to it
         self.reader = threading.Thread(target=self._read_replies, daemon=True,
                                        name="tf_numba-compile-replies")
         self.reader.start()
 
     def send(self, job_id, job):
+        """Send ``job``; False if this worker has already gone (the caller sends it to
+        another), since its reader has handed on the jobs it had, not this one."""
         with self.lock:
+            if self.dead:
+                return False
             self.jobs[job_id] = job
             try:
                 write_message(self.process.stdin, (job_id, job.request))
             except (OSError, ValueError):      # the worker is gone: the reader retries it
                 pass
+        return True
 
     def _read_replies(self):
         stream = self.process.stdout
@@ -135,6 +141,7 @@ class _Worker:
             job.done.set()
         self.process.wait()
         with self.lock:
+            self.dead = True
             orphans, self.jobs = list(self.jobs.items()), {}
         self.service._worker_died(self, orphans)
 
@@ -179,16 +186,19 @@ class CompileService:
             # which the child does not have (nor maybe a lock another thread held at the
             # fork): it starts afresh, with workers of its own
             self._workers, self._pid, self._lock = [], os.getpid(), threading.Lock()
-        with self._lock:
-            self.stats["jobs"] += 1
-            idle = [w for w in self._workers if w.load == 0]
-            if idle:
-                worker = idle[0]
-            elif len(self._workers) < self.max_workers:
-                worker = self._start_worker()
-            else:
-                worker = min(self._workers, key=lambda w: w.load)
-        worker.send(next(self._ids), job)
+        self.stats["jobs"] += 1
+        while True:         # (a worker that has just gone refuses the job: the next one)
+            with self._lock:
+                alive = [w for w in self._workers if not w.dead]
+                idle = [w for w in alive if w.load == 0]
+                if idle:
+                    worker = idle[0]
+                elif len(alive) < self.max_workers:
+                    worker = self._start_worker()
+                else:
+                    worker = min(alive, key=lambda w: w.load)
+            if worker.send(next(self._ids), job):
+                return
 
     def _worker_died(self, worker, orphans):
         with self._lock:
