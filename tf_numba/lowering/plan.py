@@ -6,8 +6,8 @@ dtypes runs its NumPy impl between segments (``segments``). In the common case t
 program is one kernel and ``run`` is a single call.
 
 Tiers: a tiered plan (the default) answers with the NumPy interpreter until its kernels are
-ready, then runs them. A kernel is ready at once when this process already has it or
-numba's disk cache holds it (a few ms to load); otherwise compile workers make it
+ready, then runs them. A kernel this process has is ready at once; one numba's disk cache
+holds is loaded on the second call; the others are made by compile workers
 (``compile_service``: other processes, so the interpreter keeps the GIL and the cores'
 time to itself) while calls are interpreted. ``tiered=False`` (or ``TF_NUMBA_TIERED=0``)
 compiles on the first call, in the caller's thread.
@@ -172,21 +172,17 @@ class Plan:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
                 outs, self._jobs, self._on_disk = self._find_kernels(args)
-                if not self._jobs and not self._on_disk:
-                    self.ready = True
+                self.ready = not self._jobs and not self._on_disk
                 return outs
             if self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
-                if not jobs:
-                    self.ready = True
-                    return self._run(args)
         if jobs and all(job.done.is_set() for _, _, job in jobs):
             with self._lock:
-                if self._jobs is jobs and self._install(jobs):
-                    self.ready = True
-            if self.ready:
-                return self._run(args)
+                if self._jobs is jobs:
+                    self._install(jobs)
+        if self.ready:
+            return self._run(args)
         return self.interpret(args)
 
     def _find_kernels(self, args):
@@ -207,7 +203,8 @@ class Plan:
         return outs, jobs, on_disk
 
     def _load_from_disk(self):
-        """Load the kernels the first call left for the disk cache; send for any missing."""
+        """Load the kernels the first call left for the disk cache, and send for any
+        missing; ready when none had to be sent for."""
         for seg, signature in self._on_disk:
             if seg.kernel.load_from_disk(signature):
                 self.kernel_cache.stats["disk_hits"] += 1
@@ -216,6 +213,7 @@ class Plan:
                 self._jobs.append((seg, signature,
                                    SERVICE.submit(seg.kernel.request(signature))))
         self._on_disk = []
+        self.ready = not self._jobs
 
     def _signatures(self, args):
         """([(segment, signature)], outputs) for a run on ``args``, by the interpreter."""
@@ -228,27 +226,25 @@ class Plan:
         return wanted, outs
 
     def _install(self, jobs):
-        """Add the workers' compiled kernels; False (and interpreted from now on) if any
-        failed to compile."""
-        failed = [(seg, job.error) for seg, _, job in jobs if job.error is not None]
-        if failed:
-            self._gave_up, self._jobs = True, []
-            print(f"tf_numba: compiling a kernel failed, running interpreted: "
-                  f"{failed[0][1]}", file=sys.stderr)
-            return False
+        """Add the workers' compiled kernels and be ready; if any failed to compile or to
+        load, say so once and stay interpreted from now on."""
+        failed = next((job.error for _, _, job in jobs if job.error is not None), None)
+        if failed is not None:
+            return self._give_up(f"compiling a kernel failed: {failed}")
         for seg, signature, job in jobs:
             if not seg.kernel.compiled_for(signature):
                 try:
                     seg.kernel.install(job.payload, signature)
                 except Exception as err:    # the interpreter keeps answering correctly
-                    self._gave_up, self._jobs = True, []
-                    print(f"tf_numba: loading a compiled kernel failed, running "
-                          f"interpreted: {err}", file=sys.stderr)
-                    return False
+                    return self._give_up(f"loading a compiled kernel failed: {err}")
             self.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
             seg.first = False
         self._jobs = []
-        return True
+        self.ready = True
+
+    def _give_up(self, why):
+        self._gave_up, self._jobs = True, []
+        print(f"tf_numba: {why}; running interpreted", file=sys.stderr)
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
@@ -267,15 +263,13 @@ class Plan:
         with self._lock:
             if self._on_disk:
                 self._load_from_disk()
-                if not self._jobs:
-                    self.ready = True
         jobs = self._jobs
         if jobs:
             for _, _, job in jobs:
                 job.done.wait()
             with self._lock:
-                if self._jobs is jobs and self._install(jobs):
-                    self.ready = True
+                if self._jobs is jobs:
+                    self._install(jobs)
         return self
 
     def _run_segments(self, args, run_kernel=None):

@@ -8,7 +8,7 @@ import numpy as np
 from ..core.interpreter import eval_program
 from ..core.ir import Program, Var
 from ..core.primitive import RULES
-from ..core.symbolic import bind_dims, specialize
+from ..core.symbolic import bind_dims, is_symbolic, specialize
 from ..errors import TfNumbaError
 from . import library
 from .codegen import generate
@@ -91,7 +91,7 @@ class CompiledSegment:
     def evaluate(self, args):
         """The outputs this kernel would give for ``args``, by the NumPy interpreter."""
         program = self.program
-        if any(not isinstance(d, int) for v in program.invars for d in v.aval.shape):
+        if is_symbolic(program):
             program = specialize(program, bind_dims(program, args))
         return eval_program(program, list(args))
 
@@ -135,7 +135,7 @@ def numba_type(value):
     return numba.typeof(value)
 
 
-def split(program, lowerable=lowerable):
+def split(program):
     """The program's equations cut into groups: lists of consecutive lowerable equations
     (one kernel each) and, between them, single equations to interpret."""
     groups, current = [], []
@@ -163,14 +163,13 @@ def segment_program(program, groups, g, uses_after, consts):
             if type(v) is Var and v not in defined and v not in seen:
                 seen.add(v)
                 ins.append(v)
+    own_consts = [(v, consts[v]) for v in ins if v in consts]
     if len(groups) == 1:
         # the whole program is one kernel: take the program's inputs as they are, so a run
         # hands its arguments straight to it
-        return Program(list(program.invars), [(v, consts[v]) for v in ins if v in consts],
-                       group, list(program.outvars))
+        return Program(list(program.invars), own_consts, group, list(program.outvars))
     outs = [v for e in group for v in e.outvars if v in uses_after[g]]
-    return Program([v for v in ins if v not in consts],
-                   [(v, consts[v]) for v in ins if v in consts], group, outs)
+    return Program([v for v in ins if v not in consts], own_consts, group, outs)
 
 
 def uses_after(program, groups):
