@@ -10,7 +10,7 @@ saves numba's disk-cache entry where there is a cache directory, and sends back 
 own serialized compile result, which the user's process adds to its dispatcher in
 milliseconds.
 
-Lifetime: workers start on first use (``warm``, from the first ``jit``) and read jobs from
+Lifetime: workers start when the first job comes and read jobs from
 a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs it has
 already been sent (so their kernels land in the disk cache and the next run starts warm)
 and exits. Nothing else stays behind. A worker that dies mid-compile costs a retry on a
@@ -68,14 +68,13 @@ def _read_exactly(stream, size):
 class Job:
     """One kernel to compile for one signature. ``done`` is set when ``payload`` (numba's
     serialized compile result) or ``error`` (a message) has arrived."""
-    __slots__ = ("request", "done", "payload", "error", "attempts", "seconds", "cached")
+    __slots__ = ("request", "done", "payload", "error", "attempts", "cached")
 
     def __init__(self, request):
         self.request = request
         self.done = threading.Event()
         self.payload = self.error = None
         self.attempts = 0
-        self.seconds = 0.0
         self.cached = False        # the worker found it in numba's disk cache
 
 
@@ -128,12 +127,12 @@ class _Worker:
                 reply = None
             if reply is None:
                 break
-            job_id, status, value, seconds, cached = reply
+            job_id, status, value, cached = reply
             with self.lock:
                 job = self.jobs.pop(job_id, None)
             if job is None:
                 continue
-            job.seconds, job.cached = seconds, cached
+            job.cached = cached
             if status == "ok":
                 job.payload = value
             else:
@@ -160,12 +159,6 @@ class CompileService:
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self.stats = {"jobs": 0, "retries": 0, "workers_started": 0, "worker_deaths": 0}
-
-    def warm(self):
-        """Start one worker now, so it has imported numba before the first job comes."""
-        with self._lock:
-            if not self._workers:
-                self._start_worker()
 
     def submit(self, request):
         """A Job for ``request`` (``compile_worker.compile_request`` reads it)."""

@@ -1,6 +1,6 @@
 """A compile worker: a Python process running ``main`` (started by
 ``compile_service``). Reads ``(job id, request)`` messages from stdin until it closes,
-compiles each kernel, writes ``(job id, status, payload or message, seconds, cached)``.
+compiles each kernel, writes ``(job id, status, payload or message, cached)``.
 
 A request says where the kernel's module is (its file in the kernel cache, else its text),
 the function's name, the ``numba.njit`` options and the argument types. The reply's payload
@@ -8,6 +8,7 @@ is numba's own serialized compile result (what its disk cache stores), which the
 process rebuilds (``Kernel.install``).
 """
 import contextlib
+import functools
 import hashlib
 import os
 import select
@@ -20,45 +21,28 @@ IDLE_SECONDS = float(os.environ.get("TF_NUMBA_WORKER_IDLE_SECONDS", "60"))
 _CAN_SELECT_PIPES = os.name != "nt"    # Windows selects only sockets: no idle exit there
 
 
-def _module(request, modules={}):
-    """The kernel's module, imported from its file (so numba's disk cache applies) or,
-    without one, run from its text; registered in ``sys.modules`` either way, as numba's
-    serialized results name their module."""
-    name = request["module"]
-    module = modules.get(name)
-    if module is None:
-        module = modules[name] = load_module(name, request["path"], request["text"])
-    return module
+@functools.cache
+def _module(name, path, text):
+    """The kernel's module, imported once per worker (``kernel_cache.load_module``)."""
+    from .kernel_cache import load_module
+    return load_module(name, path, text)
 
 
-def load_module(name, path, text):
-    """A kernel module from ``path`` when it holds ``text``, else from ``text`` alone."""
-    import importlib.util
-    import types
-    if path is not None and os.path.exists(path):
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    exec(compile(text, f"<tf_numba kernel {name}>", "exec"), module.__dict__)
-    return module
+# (module, function, njit options) -> the dispatcher compiling it in this worker
+_DISPATCHERS = {}
 
 
-def compile_request(request, dispatchers={}):
-    """(payload, seconds, cached): compile the request's kernel for its signature."""
+def compile_request(request):
+    """(payload, cached): compile the request's kernel for its signature."""
     import numba
     from numba.core import serialize
-    module = _module(request)
+    module = _module(request["module"], request["path"], request["text"])
     signature = tuple(request["signature"])
     options = dict(request["options"])
-    start = time.perf_counter()
     key = (request["module"], request["function"], tuple(sorted(options.items())))
-    dispatcher = dispatchers.get(key)
+    dispatcher = _DISPATCHERS.get(key)
     if dispatcher is None:
-        dispatcher = dispatchers[key] = numba.njit(**options)(
+        dispatcher = _DISPATCHERS[key] = numba.njit(**options)(
             getattr(module, request["function"]))
     try:
         with _compiling_alone(request["path"], signature, dispatcher):
@@ -67,15 +51,15 @@ def compile_request(request, dispatchers={}):
         # the cache directory cannot take the entry (full, read-only): compile in memory;
         # the result still reaches the user's process through the pipe
         options["cache"] = False
-        dispatcher = dispatchers[key] = numba.njit(**options)(
+        dispatcher = _DISPATCHERS[key] = numba.njit(**options)(
             getattr(module, request["function"]))
         dispatcher.compile(signature)
-    if options.get("cache") and sum(dispatcher.stats.cache_hits.values()) > 0:
+    if options.get("cache") and dispatcher.stats.cache_hits.get(signature):
         # numba's disk cache had it (another process compiled it): the user's process
         # loads it from there too (a result loaded from disk has no object code to send)
-        return None, time.perf_counter() - start, True
+        return None, True
     cres = dispatcher.overloads[signature]
-    return serialize.dumps(cres._reduce()), time.perf_counter() - start, False
+    return serialize.dumps(cres._reduce()), False
 
 
 # a lock older than this is left over from a worker that died: ignore it
@@ -159,10 +143,10 @@ def main():
             break
         job_id, request = message
         try:
-            payload, seconds, cached = compile_request(request)
-            reply = (job_id, "ok", payload, seconds, cached)
+            payload, cached = compile_request(request)
+            reply = (job_id, "ok", payload, cached)
         except Exception as err:     # reported to the caller, which keeps interpreting
-            reply = (job_id, "error", f"{type(err).__name__}: {err}", 0.0, False)
+            reply = (job_id, "error", f"{type(err).__name__}: {err}", False)
         try:
             write_message(stdout, reply)
         except (BrokenPipeError, OSError):
