@@ -132,18 +132,23 @@ def render():
     return "\n".join(out) + "\n"
 
 
-def main(argv):
-    text = render()
+def write_or_check(page, text, argv, command):
+    """A generated page's ``main``: with ``--check`` in ``argv``, 1 if ``page`` is not
+    ``text`` (saying to run ``command``), else write it; the exit code."""
     if "--check" in argv:
-        current = PAGE.read_text() if PAGE.exists() else ""
+        current = page.read_text() if page.exists() else ""
         if current != text:
-            print(f"{PAGE} is stale: run python -m tf_numba._reference", file=sys.stderr)
+            print(f"{page} is stale: run {command}", file=sys.stderr)
             return 1
         return 0
-    PAGE.parent.mkdir(exist_ok=True)
-    PAGE.write_text(text)
-    print(f"wrote {PAGE} ({text.count(chr(10))} lines)")
+    page.parent.mkdir(exist_ok=True)
+    page.write_text(text)
+    print(f"wrote {page} ({text.count(chr(10))} lines)")
     return 0
+
+
+def main(argv):
+    return write_or_check(PAGE, render(), argv, "python -m tf_numba._reference")
 
 
 if __name__ == "__main__":

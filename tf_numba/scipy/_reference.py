@@ -227,17 +227,8 @@ def render():
 
 
 def main(argv):
-    text = render()
-    if "--check" in argv:
-        current = PAGE.read_text() if PAGE.exists() else ""
-        if current != text:
-            print(f"{PAGE} is stale: run python -m tf_numba.scipy._reference")
-            return 1
-        return 0
-    PAGE.parent.mkdir(exist_ok=True)
-    PAGE.write_text(text)
-    print(f"wrote {PAGE} ({len(text.splitlines())} lines)")
-    return 0
+    from .._reference import write_or_check
+    return write_or_check(PAGE, render(), argv, "python -m tf_numba.scipy._reference")
 
 
 if __name__ == "__main__":
