@@ -309,7 +309,8 @@ class Plan:
 def _broadcasts_as_views(program):
     """``program`` for the NumPy interpreter alone: each ``broadcast_in_dim`` read only by
     elementwise equations that have another operand of the full shape becomes a reshape
-    to the broadcast's rank, a view NumPy's ufuncs broadcast as they read it, instead of
+    to the broadcast's rank (or, of a scalar, the scalar itself), which NumPy's ufuncs
+    broadcast as they read it, instead of
     an array written out at full size (a bias added to a batch, a mean subtracted from
     rows: ~15% of an interpreted MLP step). The result is not a valid program for the
     transforms (those operands are smaller than their types say): only ``interpret``
@@ -328,21 +329,29 @@ def _broadcasts_as_views(program):
         return any(u is not v and type(u) is Var and u not in broadcasts
                    and u.aval.shape == shape for u in reader.invars)
 
-    eqns, changed = [], False
+    eqns, renamed = [], {}
     for eqn in program.eqns:
         w = eqn.outvars[0] if eqn.prim is layout.broadcast_in_dim_p else None
         if (w is not None and w not in outputs and readers[w]
                 and all(r.prim in elementwise and full_operand_beside(w, r)
                         for r in readers[w])):
             x = eqn.invars[0]
+            if not x.aval.shape:        # a scalar: the ufuncs read it as it is
+                renamed[w] = x
+                continue
             expanded = [1] * len(w.aval.shape)
             for i, d in enumerate(eqn.params["broadcast_dimensions"]):
                 expanded[d] = x.aval.shape[i]
             eqn = Eqn(layout.reshape_p, (x,), (w,), {"new_sizes": tuple(expanded)},
                       eqn.source)
-            changed = True
+        elif renamed and any(type(v) is Var and v in renamed for v in eqn.invars):
+            eqn = Eqn(eqn.prim, tuple(renamed.get(v, v) if type(v) is Var else v
+                                      for v in eqn.invars), eqn.outvars, eqn.params,
+                      eqn.source)
         eqns.append(eqn)
-    return program.replace(eqns=eqns) if changed else program
+    if eqns == list(program.eqns):
+        return program
+    return program.replace(eqns=eqns)
 
 
 def _as_arrays(outs):

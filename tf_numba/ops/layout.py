@@ -105,7 +105,9 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
-    return np.array(np.broadcast_to(x.reshape(expanded), shape))
+    out = np.empty(shape, x.dtype)
+    out[...] = x.reshape(expanded)      # (np.broadcast_to and a copy: 3.5x the time)
+    return out
 
 
 broadcast_in_dim_p = _declare("broadcast_in_dim", _broadcast_in_dim_eval, _broadcast_in_dim_impl)
@@ -156,7 +158,8 @@ def _reshape_eval(x, *, new_sizes):
 
 
 def _reshape_impl(x, *, new_sizes):
-    return np.reshape(x, new_sizes)
+    # the method: np.reshape's wrapper costs ten times the reshape of a small array
+    return x.reshape(new_sizes) if type(x) is np.ndarray else np.reshape(x, new_sizes)
 
 
 reshape_p = _declare("reshape", _reshape_eval, _reshape_impl)
@@ -229,7 +232,7 @@ def _transpose_eval(x, *, permutation):
 
 
 transpose_p = _declare("transpose", _transpose_eval,
-                       lambda x, *, permutation: np.transpose(x, permutation))
+                       lambda x, *, permutation: np.asarray(x).transpose(permutation))
 
 
 @located

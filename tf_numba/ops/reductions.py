@@ -69,16 +69,20 @@ def _reducer(name, impl, accepts, needs_elements=False):
     return prim, located(op)
 
 
+# the ufuncs' own reduce, not np.sum and friends: the same reduction without their
+# Python wrapper (~1.5 us of a 3 us sum of a short vector, on every interpreted call)
 reduce_sum_p, reduce_sum = _reducer(
-    "reduce_sum", lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype), NUMERIC)
+    "reduce_sum", lambda x, axes: np.add.reduce(x, axis=axes, dtype=x.dtype), NUMERIC)
 reduce_prod_p, reduce_prod = _reducer(
-    "reduce_prod", lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype), NUMERIC)
+    "reduce_prod", lambda x, axes: np.multiply.reduce(x, axis=axes, dtype=x.dtype), NUMERIC)
 reduce_max_p, reduce_max = _reducer(
-    "reduce_max", lambda x, axes: np.max(x, axis=axes), ANY, needs_elements=True)
+    "reduce_max", lambda x, axes: np.maximum.reduce(x, axis=axes), ANY, needs_elements=True)
 reduce_min_p, reduce_min = _reducer(
-    "reduce_min", lambda x, axes: np.min(x, axis=axes), ANY, needs_elements=True)
-reduce_and_p, reduce_and = _reducer("reduce_and", lambda x, axes: np.all(x, axis=axes), BOOL)
-reduce_or_p, reduce_or = _reducer("reduce_or", lambda x, axes: np.any(x, axis=axes), BOOL)
+    "reduce_min", lambda x, axes: np.minimum.reduce(x, axis=axes), ANY, needs_elements=True)
+reduce_and_p, reduce_and = _reducer(
+    "reduce_and", lambda x, axes: np.logical_and.reduce(x, axis=axes), BOOL)
+reduce_or_p, reduce_or = _reducer(
+    "reduce_or", lambda x, axes: np.logical_or.reduce(x, axis=axes), BOOL)
 
 
 def _reduce_sum_transpose(ct, x, *, axes):

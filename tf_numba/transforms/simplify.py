@@ -50,6 +50,16 @@ REWRITES = {
 }
 
 
+# operands that may swap places: x + y and x * y are the same bits in either order (a
+# gradient of x * x or x ** 2 otherwise keeps both g * x and x * g). Not max/min: which
+# zero they return for -0.0 and 0.0 depends on the order.
+COMMUTATIVE = {ELEMENTWISE["add"], ELEMENTWISE["mul"]}
+
+
+def _operand_key(v):
+    return v if type(v) is Var else (v.aval, v.value.tobytes())
+
+
 def _hashable_params(params):
     try:
         key = tuple(sorted(params.items()))
@@ -119,8 +129,9 @@ def simplify(program):
         params_key = _hashable_params(eqn.params)
         key = None
         if params_key is not None and eqn.prim not in EFFECTFUL:
+            operands = tuple(map(_operand_key, ins))
             key = (eqn.prim, params_key,
-                   tuple(v if type(v) is Var else (v.aval, v.value.tobytes()) for v in ins))
+                   frozenset(operands) if eqn.prim in COMMUTATIVE else operands)
             found = seen.get(key)
             if found is not None:
                 subst.update(zip(eqn.outvars, found))
