@@ -3,7 +3,7 @@ import numpy as np
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.transforms.lowering_rewrites import inline_custom_calls
+from tf_numba.transforms.lowering_rewrites import inline_custom_calls, sink_accumulated_products
 
 SHIFT = np.linspace(0.0, 1.0, 4)        # a constant the custom function's body closes over
 
@@ -30,3 +30,91 @@ def test_a_custom_vjp_function_is_inlined_and_compiles_with_the_rest():
     # the rule still applies to transforms taken before jit
     g = tf.jit(tf.grad(lambda x: tnp.sum(_scaled_softplus(x))), tiered=False)
     np.testing.assert_allclose(g(x), 1.5 / (1.0 + np.exp(-(x + SHIFT))), rtol=1e-13)
+
+
+def _rnn_loss(params, xs):
+    def cell(h, x_t):
+        h = tnp.tanh(x_t @ params["wx"] + h @ params["wh"] + params["b"])
+        return h, h
+    _, hs = tf.lax.scan(cell, tnp.zeros((xs.shape[1], 3)), xs)
+    return tnp.sum(hs ** 2) / 7.0
+
+
+def _rnn_loss_numpy(params, xs):
+    h, total = np.zeros((xs.shape[1], 3)), 0.0
+    for x_t in xs:
+        h = np.tanh(x_t @ params["wx"] + h @ params["wh"] + params["b"])
+        total += np.sum(h ** 2)
+    return total / 7.0
+
+
+def _rnn_params(rng):
+    return {"wx": rng.standard_normal((2, 3)), "wh": rng.standard_normal((3, 3)) / 2,
+            "b": rng.standard_normal(3)}
+
+
+def _scans(program):
+    return [e for e in program.eqns if e.prim.name == "scan"]
+
+
+def test_the_weight_gradients_an_rnn_accumulates_leave_its_backward_loop():
+    rng = np.random.default_rng(3)
+    params, xs = _rnn_params(rng), rng.standard_normal((6, 4, 2))
+    program = tf.make_program(tf.grad(_rnn_loss))(params, xs)
+    rewritten = sink_accumulated_products(program)
+    before = [e.params["num_carry"] for e in _scans(program)]
+    after = [e.params["num_carry"] for e in _scans(rewritten)]
+    # the backward loop carried h's cotangent and the three accumulated gradients; now
+    # only h's: the gradients are products (and a sum) over all steps after the loop
+    assert sum(before) - sum(after) == 3
+    backward = _scans(rewritten)[-1].params["body"]
+    assert sum(e.prim.name == "dot_general" for e in backward.eqns) == 1
+    # the values: the rewritten program, the compiled plan and the interpreter against
+    # central differences of a NumPy loop
+    got = dict(zip(sorted(params), tf.core.interpreter.eval_program(
+        rewritten, [params[k] for k in sorted(params)] + [xs])))
+    compiled = tf.jit(tf.grad(_rnn_loss), tiered=False)(params, xs)
+    eager = tf.grad(_rnn_loss)(params, xs)
+    for k, w in params.items():
+        want = np.zeros_like(w)
+        for i in np.ndindex(w.shape):
+            up, down = {n: v.copy() for n, v in params.items()}, {
+                n: v.copy() for n, v in params.items()}
+            up[k][i] += 1e-6
+            down[k][i] -= 1e-6
+            want[i] = (_rnn_loss_numpy(up, xs) - _rnn_loss_numpy(down, xs)) / 2e-6
+        for value in (got[k], compiled[k], eager[k]):
+            np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_carry_read_elsewhere_in_the_step_stays_in_the_loop():
+    def f(w, xs):
+        def body(acc, x):
+            acc = acc + x @ w
+            return acc, tnp.sum(acc)       # the accumulator is read: it must stay a carry
+        return tf.lax.scan(body, tnp.zeros(3), xs)
+    rng = np.random.default_rng(4)
+    w, xs = rng.standard_normal((2, 3)), rng.standard_normal((5, 2))
+    program = tf.make_program(f)(w, xs)
+    assert sink_accumulated_products(program) is program
+    acc, sums = tf.jit(f, tiered=False)(w, xs)
+    np.testing.assert_allclose(acc, xs.sum(0) @ w, rtol=1e-12)
+    np.testing.assert_allclose(sums, np.cumsum(xs @ w, axis=0).sum(1), rtol=1e-12)
+
+
+def test_an_accumulated_product_of_a_forward_scan_sums_over_all_steps():
+    def f(xs, ys):
+        def body(acc, xy):
+            x, y = xy
+            return acc + x[:, None] @ y[None, :], None      # made values, stacked anew
+        acc, _ = tf.lax.scan(body, tnp.ones((2, 3)), (xs, ys))
+        return acc
+    rng = np.random.default_rng(5)
+    xs, ys = rng.standard_normal((8, 2)), rng.standard_normal((8, 3))
+    program = tf.make_program(f)(xs, ys)
+    rewritten = sink_accumulated_products(program)
+    assert [e.params["num_carry"] for e in _scans(rewritten)] == [0]
+    want = np.ones((2, 3)) + xs.T @ ys
+    np.testing.assert_allclose(tf.core.interpreter.eval_program(rewritten, [xs, ys])[0],
+                               want, rtol=1e-12)
+    np.testing.assert_allclose(tf.jit(f, tiered=False)(xs, ys), want, rtol=1e-12)

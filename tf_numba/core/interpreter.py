@@ -4,7 +4,7 @@ Evaluating a program inside a trace is how a transformed program is inlined into
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
 from ..errors import TfNumbaError
-from .ir import Literal
+from .ir import Literal, Var
 from .trace import Tracer, current_builder
 
 
@@ -23,23 +23,68 @@ def _read(env, v):
 
 
 def _eval_concrete(program, args):
-    env = dict(zip(program.invars, args))
-    env.update(program.consts)
-    dying = program.last_use()
-    for eqn, dead in zip(program.eqns, dying):
-        prim = eqn.prim
+    regs, outs, steps = _schedule(program)
+    regs = regs.copy()
+    regs[:len(args)] = args
+    for impl, ins, params, out, kills, eqn in steps:
         try:
-            out = prim.impl(*[v.value if type(v) is Literal else env[v] for v in eqn.invars],
-                            **eqn.params)
+            value = impl(*[regs[i] for i in ins], **params)
         except TfNumbaError as err:      # (say where: the equation's line in the user's code)
-            raise err.locate(prim.name, eqn.source)
-        if prim.multiple_results:
-            env.update(zip(eqn.outvars, out))
+            raise err.locate(eqn.prim.name, eqn.source)
+        if type(out) is int:
+            regs[out] = value
         else:
-            env[eqn.outvars[0]] = out
-        for v in dead:
-            del env[v]
-    return [_read(env, v) for v in program.outvars]
+            for i, x in zip(out, value):
+                regs[i] = x
+        for i in kills:
+            regs[i] = None
+    return [regs[i] for i in outs]
+
+
+def _schedule(program):
+    """``program`` as registers and steps, made once per program: the inputs, then the
+    consts and literals, in the first registers (a copy of that list starts a run); per
+    equation ``(impl, input registers, params, output register or registers, registers
+    read for the last time, eqn)``; and the output registers. Half the cost of running a
+    scan body's step per step went on a dict of values and its bookkeeping."""
+    if program._schedule is not None:
+        return program._schedule
+    where, regs = {}, []
+
+    def register(v, value=None):
+        where[v] = len(regs)
+        regs.append(value)
+        return where[v]
+
+    def read(v):
+        if type(v) is Literal:
+            regs.append(v.value)
+            return len(regs) - 1
+        return where[v]
+
+    for v in program.invars:
+        register(v)
+    for v, value in program.consts:
+        register(v, value)
+    last = {}
+    for k, eqn in enumerate(program.eqns):
+        for v in eqn.invars:
+            if type(v) is Var:
+                last[v] = k
+    for v in program.outvars:
+        last.pop(v, None)
+    kills = [[] for _ in program.eqns]
+    steps = []
+    for k, eqn in enumerate(program.eqns):
+        ins = tuple(read(v) for v in eqn.invars)
+        outs = tuple(register(v) for v in eqn.outvars)
+        steps.append((eqn.prim.impl, ins, eqn.params,
+                      outs if eqn.prim.multiple_results else outs[0], kills[k], eqn))
+    for v, k in last.items():
+        kills[k].append(where[v])
+    outs = [read(v) for v in program.outvars]
+    program._schedule = (regs, outs, [s[:4] + (tuple(s[4]),) + s[5:] for s in steps])
+    return program._schedule
 
 
 def _eval_staged(program, args, builder):

@@ -162,7 +162,7 @@ class Program:
     leaf was made from, used when ``Runtime.prepare`` is given no value for it).
     """
     __slots__ = ("invars", "consts", "eqns", "outvars", "guards", "input_names",
-                 "input_defaults", "_fingerprint", "_last_use")
+                 "input_defaults", "_fingerprint", "_schedule")
 
     def __init__(self, invars, consts, eqns, outvars, guards=(), input_names=None,
                  input_defaults=None):
@@ -174,7 +174,7 @@ class Program:
         self.input_names = tuple(input_names) if input_names is not None else None
         self.input_defaults = tuple(input_defaults) if input_defaults is not None else None
         self._fingerprint = None
-        self._last_use = None
+        self._schedule = None        # how the interpreter runs it (interpreter._schedule)
 
     def replace(self, **changes):
         """A copy with some fields replaced (guards, names and defaults carried along)."""
@@ -209,22 +209,6 @@ class Program:
         if self._fingerprint is None:
             self._fingerprint = _fingerprint(self)
         return self._fingerprint
-
-    def last_use(self):
-        """For each equation index, the vars whose last reader it is (to free them early)."""
-        if self._last_use is None:
-            last = {}
-            for i, eqn in enumerate(self.eqns):
-                for v in eqn.invars:
-                    if type(v) is Var:
-                        last[v] = i
-            for v in self.outvars:
-                last.pop(v, None)
-            dying = [[] for _ in self.eqns]
-            for v, i in last.items():
-                dying[i].append(v)
-            self._last_use = dying
-        return self._last_use
 
     def __str__(self):
         return pretty(self)

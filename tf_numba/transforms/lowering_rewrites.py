@@ -5,6 +5,8 @@ its docstring says so) in a form the generated code runs faster.
 - ``fold_transposed_operands``: products read their operands' untransposed arrays.
 - ``hoist_step_independent_work``: a scan's per-step products that need no carry run
   before the loop, as one product over all steps.
+- ``sink_accumulated_products``: a scan's carries that only sum a product or a sum per
+  step are one product (or sum) over all steps, after the loop.
 - ``inline_custom_calls``: a function with a custom derivative runs its own body (the
   rule matters to transforms, which are done by now), so it compiles with the rest.
 """
@@ -12,7 +14,7 @@ import collections
 import math
 
 from ..core.interpreter import eval_program
-from ..core.ir import Var
+from ..core.ir import Eqn, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from ..ops import control
@@ -23,7 +25,8 @@ from .simplify import dead_code_elimination
 
 def prepare_for_lowering(program):
     """Every rewrite, in the order the compiler applies them."""
-    return fold_transposed_operands(hoist_step_independent_work(inline_custom_calls(program)))
+    return fold_transposed_operands(sink_accumulated_products(
+        hoist_step_independent_work(inline_custom_calls(program))))
 
 
 def inline_custom_calls(program):
@@ -205,3 +208,100 @@ def _through_transposes(eqn, producers):
     params = dict(eqn.params, dimension_numbers=((dims[0][0], dims[1][0]),
                                                  (dims[0][1], dims[1][1])))
     return type(eqn)(eqn.prim, tuple(ins), eqn.outvars, params, eqn.source)
+
+
+def sink_accumulated_products(program):
+    """``program`` with each top-level ``scan`` carry that only accumulates, ``c = c + u``
+    with ``u`` a product ``a . b`` or a sum of ``k`` that nothing else in the step reads,
+    computed after the loop instead: ``c0 + A . B`` contracting the steps as one more
+    axis (or ``c0 + sum(K)`` over the steps too), from the stacks of the operands (a
+    stacked input the scan reads, or a new stacked output). The gradient of an RNN's
+    weights is such a carry: 50 small products in the backward loop become one product
+    BLAS runs at full speed, and each step of the loop has three equations fewer to run.
+    The sums come in BLAS's order, not the loop's."""
+    eqns, changed = [], False
+    for eqn in program.eqns:
+        sunk = _sunk_scan(eqn) if eqn.prim is control.scan_p else None
+        if sunk is None:
+            eqns.append(eqn)
+        else:
+            eqns.extend(sunk)
+            changed = True
+    return program.replace(eqns=eqns) if changed else program
+
+
+def _sunk_scan(eqn):
+    """The equations replacing one scan whose carries accumulate products, or None."""
+    p = eqn.params
+    body, nc, nk, length = p["body"], p["num_consts"], p["num_carry"], p["length"]
+    if type(length) is not int or length < 2 or body.consts:
+        return None
+    bc, bk, bx = control._split(body.invars, nc, nk)
+    producers = {v: e for e in body.eqns for v in e.outvars}
+    reads = collections.Counter(v for e in body.eqns for v in e.invars if type(v) is Var)
+    reads.update(v for v in body.outvars if type(v) is Var)
+    made = set(producers)
+    steps = set(bx)
+    sinks = {}                          # carry index -> the equation of its term u
+    for j, c in enumerate(bk):
+        add = producers.get(body.outvars[j])
+        if add is None or add.prim.name != "add" or reads[c] != 1 or reads[add.outvars[0]] != 1:
+            continue
+        a, b = add.invars
+        u = b if a is c else a if b is c else None
+        if type(u) is not Var or u.aval.shape != c.aval.shape or u.aval.dtype != c.aval.dtype:
+            continue
+        term = producers.get(u)
+        if term is None or not _sinkable(term) or not all(
+                type(v) is Var and (v in steps or v in made) for v in term.invars):
+            continue
+        sinks[j] = term
+    if not sinks:
+        return None
+    stacked_made = []                   # body values the loop now also stacks
+    for term in sinks.values():
+        for v in term.invars:
+            if v in made and v not in stacked_made:
+                stacked_made.append(v)
+    if sum(length * math.prod(v.aval.shape) * v.aval.dtype.itemsize
+           for v in stacked_made) > HOIST_MAX_BYTES:
+        return None
+    keep = [j for j in range(nk) if j not in sinks]
+    ny = len(body.outvars) - nk
+    new_body = dead_code_elimination(body.replace(
+        invars=bc + [bk[j] for j in keep] + bx,
+        outvars=[body.outvars[j] for j in keep] + list(body.outvars[nk:]) + stacked_made))
+    consts, init, xs = control._split(list(eqn.invars), nc, nk)
+    carry_out, ys_out = eqn.outvars[:nk], eqn.outvars[nk:]
+    new_stacks = [Var(control._stacked(v.aval, length)) for v in stacked_made]
+    loop = Eqn(control.scan_p, tuple(consts + [init[j] for j in keep] + xs),
+               tuple([carry_out[j] for j in keep] + list(ys_out) + new_stacks),
+               dict(p, body=new_body, num_carry=len(keep)), eqn.source)
+    outer = {v: x for v, x in zip(bx, xs)}
+    outer.update(zip(stacked_made, new_stacks))
+    out = [loop]
+    for j, term in sinks.items():
+        total = Var(carry_out[j].aval)
+        out.append(_over_steps(term, [outer[v] for v in term.invars], total))
+        out.append(Eqn(producers[body.outvars[j]].prim, (init[j], total), (carry_out[j],),
+                       {}, eqn.source))
+    assert len(ys_out) == ny
+    return out
+
+
+def _sinkable(term):
+    if term.prim.name == "reduce_sum":
+        return True
+    return term.prim.name == "dot_general" and not term.params["dimension_numbers"][1][0]
+
+
+def _over_steps(term, stacks, out):
+    """``term`` summed over the steps: the same equation on the stacked operands, with
+    their leading (step) axis reduced or contracted too."""
+    if term.prim.name == "reduce_sum":
+        axes = (0,) + tuple(a + 1 for a in term.params["axes"])
+        return Eqn(term.prim, tuple(stacks), (out,), dict(term.params, axes=axes), term.source)
+    (lc, rc), batch = term.params["dimension_numbers"]
+    dims = (((0,) + tuple(d + 1 for d in lc), (0,) + tuple(d + 1 for d in rc)), batch)
+    return Eqn(term.prim, tuple(stacks), (out,), dict(term.params, dimension_numbers=dims),
+               term.source)
