@@ -295,3 +295,26 @@ def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     done = _run_script(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "0"
+
+
+def test_import_starts_a_worker_that_leaves_with_the_process(tmp_path):
+    script = """
+        import os, tf_numba
+        from tf_numba.lowering.compile_service import SERVICE
+        print(*SERVICE.worker_pids())
+    """
+    run = _run_script(script, tmp_path)
+    assert run.returncode == 0, run.stderr
+    (pid,) = map(int, run.stdout.split())        # started at import, before any job
+
+    def gone():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    assert _wait_for(gone, 30), "the worker outlived the process that started it"
+    # nor in a process whose kernels compile in its own thread
+    env_script = "import os; os.environ['TF_NUMBA_TIERED'] = '0'\n" + textwrap.dedent(script)
+    run = _run_script(env_script, tmp_path)
+    assert run.returncode == 0 and run.stdout.split() == [], run.stdout + run.stderr

@@ -27,6 +27,7 @@ import threading
 
 _HEADER = struct.Struct("<Q")
 MAX_ATTEMPTS = 2                  # a job whose worker died is sent once more
+WORKER_ENV = "TF_NUMBA_COMPILE_WORKER"    # set in a worker: it starts no workers itself
 
 
 def _worker_count():
@@ -90,6 +91,7 @@ class _Worker:
             os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env[WORKER_ENV] = "1"
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from tf_numba.lowering.compile_worker import main; main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
@@ -165,6 +167,20 @@ class CompileService:
         job = Job(request)
         self._dispatch(job)
         return job
+
+    def prestart(self):
+        """Start one worker now, ahead of any job: ``import tf_numba`` calls this, so the
+        worker's own start (Python, imports, numba's first compile: 1-2 s before it can
+        compile a first kernel) runs while the user's script imports and sets up, not
+        after its first call. A worker that gets no job leaves after its idle time, or
+        when the process ends. Not in a worker, nor where kernels compile in the caller
+        (``TF_NUMBA_TIERED=0``)."""
+        from .plan import tiered_default
+        if os.environ.get(WORKER_ENV) or not tiered_default():
+            return
+        with self._lock:
+            if not self._workers and os.getpid() == self._pid:
+                self._start_worker()
 
     def _start_worker(self):
         worker = _Worker(self)
