@@ -16,10 +16,12 @@ import numba
 
 class DeferredJit:
     """``@deferred(**numba.njit options)`` marks a helper; ``deferred.finish(globals())``
-    at the module's end defers them all."""
+    at the module's end defers them all. ``made()``, when given, runs once the helpers
+    exist, before anything can call them."""
 
-    def __init__(self):
+    def __init__(self, made=None):
         self.pending = {}
+        self.made = made
         self.lock = threading.Lock()
 
     def __call__(self, **options):
@@ -38,6 +40,8 @@ class DeferredJit:
                     for helper, (fn, options) in self.pending.items():
                         namespace[helper] = numba.njit(**options)(fn)
                     self.pending.clear()
+                    if self.made is not None:
+                        self.made()
             if name in namespace:
                 return namespace[name]
             raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")

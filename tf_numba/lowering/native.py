@@ -39,13 +39,13 @@ def register(symbol, function):
 
 def calling(symbol, result="int", arguments=("int",)):
     """An intrinsic calling ``result symbol(arguments...)`` (C type names of
-    ``_C_TYPES``): an ``int`` result is widened to int64; ``void`` returns none (numba
-    sees None)."""
+    ``_C_TYPES``): an ``int`` result is widened to int64, a ``double`` or ``float`` one is
+    a float64 or float32; ``void`` returns none (numba sees None)."""
     c_result = _C_TYPES[result][0]
     c_arguments = [_C_TYPES[a][0] for a in arguments]
     numba_arguments = [_C_TYPES[a][1] for a in arguments]
     converts = [_C_TYPES[a][2] for a in arguments]
-    numba_result = types.none if result == "void" else types.int64
+    numba_result = _C_TYPES[result][1]
 
     def typed(typingctx, *args):
         def codegen(context, builder, signature, values):
@@ -56,7 +56,7 @@ def calling(symbol, result="int", arguments=("int",)):
                                     in zip(converts, values, c_arguments)])
             if result == "void":
                 return context.get_dummy_value()
-            return builder.sext(out, ir.IntType(64))
+            return builder.sext(out, ir.IntType(64)) if result == "int" else out
         return numba_result(*numba_arguments), codegen
 
     # numba reads an intrinsic's parameters off its definition, so it cannot take *args:

@@ -21,12 +21,13 @@ Changing anything here changes what cached kernels compute: bump
 """
 import numpy as np
 from llvmlite import ir
+from numba import carray
 from numba.core import cgutils, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .deferred import DeferredJit
 
-_deferred = DeferredJit()
+_deferred = DeferredJit(made=lambda: _register_sums())
 _jit = _deferred(cache=True, error_model="numpy", nogil=True)
 
 _BLOCK = 128        # NumPy's PW_BLOCKSIZE
@@ -163,20 +164,37 @@ def _half(n):
 @_jit
 def pairwise_sum(a, scratch):
     """Sum of the 1-D array ``a`` in NumPy's pairwise order; ``scratch`` from
-    ``scratch_source``."""
+    ``scratch_source``. A float sum runs in a C function made once per install
+    (``register_native``), called through its symbol: as a numba callee, the sum's ~2000
+    instructions were linked into every kernel that sums and optimized there again, ~0.3 s
+    of each such kernel's compile. A row shorter than one group of 8 is summed here, one
+    by one as NumPy does: a C call costs ~30 ns, and softmax rows of 5 were 768 calls of
+    an MLP step."""
     n = a.shape[0]
-    if n <= _BLOCK and (n < 8 or a.strides[0] == a.itemsize):
-        return a.dtype.type(0) + _block(a, 0, n)
+    if n < 8:
+        res = a.dtype.type(0)
+        for i in range(n):
+            res += a[i]
+        return res
     if a.strides[0] != a.itemsize:
         return _pairwise_strided(a, scratch)
-    return _pairwise_tree(a, scratch)
+    return _native_pairwise(a, scratch)
 
 
 @_jit
 def _pairwise_strided(a, scratch):
     """The vector loads read consecutive elements: sum a unit-stride copy. (Apart from
     ``pairwise_sum``: an allocation there made every call ~30 ns slower.)"""
-    return _pairwise_tree(a.copy(), scratch)
+    return _native_pairwise(a.copy(), scratch)
+
+
+@_jit
+def _pairwise_unit(a, scratch):
+    """``pairwise_sum`` of a unit-stride ``a`` (or one of at most one element)."""
+    n = a.shape[0]
+    if n <= _BLOCK:
+        return a.dtype.type(0) + _block(a, 0, n)
+    return _pairwise_tree(a, scratch)
 
 
 @_jit
@@ -305,6 +323,85 @@ def row_extreme(a, init, is_max):
         acc = _pick(x, acc, is_max)
         nan |= x != x
     return acc * np.nan if nan else acc
+
+
+# ---------------------------------------------------------------- the sum as a C function
+
+# dtype name -> the symbol kernels call (a numba cfunc over ``_pairwise_unit``) and its C
+# result type
+_NATIVE_SUMS = {"float64": ("tf_numba_pairwise_sum_f64", "double"),
+                "float32": ("tf_numba_pairwise_sum_f32", "float")}
+
+
+def register_native():
+    """Register the symbols of ``_NATIVE_SUMS`` (once per process): before anything that
+    calls them is compiled or loaded, LLVM must resolve them (a kernel loaded from numba's
+    disk cache included: ``kernel_cache.load_module`` calls this). Reading a helper of
+    this module makes the helpers, which registers them."""
+    from . import vreduce
+    vreduce.pairwise_sum        # noqa: B018  (makes the helpers: _register_sums)
+
+
+def _register_sums():
+    """Make (or load from numba's cache) the C functions of ``_NATIVE_SUMS`` and register
+    their symbols; runs when this module's helpers are made, which it calls."""
+    import numba
+    from numba import cfunc
+    from . import native
+    was = numba.core.config.SLP_VECTORIZE
+    numba.core.config.SLP_VECTORIZE = 1      # the row helpers' lanes (see the docstring)
+    try:
+        for dtype, (symbol, _) in _NATIVE_SUMS.items():
+            t = numba.from_dtype(np.dtype(dtype))
+            signature = t(types.CPointer(t), types.int64, types.CPointer(types.int64),
+                          types.CPointer(t))
+            made = cfunc(signature, cache=True, error_model="numpy", nogil=True)(
+                _C_SUMS[dtype])
+            native.register(symbol, made.ctypes)
+            _CFUNCS.append(made)             # (kept alive: its machine code is called)
+    finally:
+        numba.core.config.SLP_VECTORIZE = was
+
+
+_CFUNCS = []
+
+
+def _c_sum_float64(data, n, frames, left):
+    return _pairwise_unit(carray(data, (n,)), (carray(frames, (3, _DEPTH)),
+                                               carray(left, (_DEPTH,))))
+
+
+def _c_sum_float32(data, n, frames, left):
+    return _pairwise_unit(carray(data, (n,)), (carray(frames, (3, _DEPTH)),
+                                               carray(left, (_DEPTH,))))
+
+
+_C_SUMS = {"float64": _c_sum_float64, "float32": _c_sum_float32}
+
+
+def _native_pairwise(a, scratch):
+    """``_pairwise_unit(a, scratch)``: through the C function for float32 and float64,
+    as a numba callee otherwise (integer sums are exact in any order)."""
+
+
+@overload(_native_pairwise)
+def _native_pairwise_for(a, scratch):
+    entry = _NATIVE_SUMS.get(str(a.dtype))
+    if entry is None:
+        return lambda a, scratch: _pairwise_unit(a, scratch)
+    call = _native_calls(*entry)
+    return lambda a, scratch: call(a.ctypes.data, a.shape[0], scratch[0].ctypes.data,
+                                   scratch[1].ctypes.data)
+
+
+_CALLS = {}
+
+
+def _native_calls(symbol, result):
+    if symbol not in _CALLS:
+        from .native import calling
+        _CALLS[symbol] = calling(symbol, result, ("pointer", "int64", "pointer", "pointer"))
+    return _CALLS[symbol]
 
 
 _deferred.finish(globals())
