@@ -291,7 +291,30 @@ def _pick(x, acc, is_max):
 @_jit
 def row_extreme(a, init, is_max):
     """max (``is_max``) or min of ``init`` and the float 1-D array ``a``; a NaN anywhere
-    makes the result NaN, as ``np.max``."""
+    makes the result NaN, as ``np.max``. Rows of 8 or more run in a C function called by
+    its symbol (as ``pairwise_sum``, and for the same reason); shorter ones here."""
+    n = a.shape[0]
+    if n < 8:
+        acc = init
+        nan = False
+        for i in range(n):
+            x = a[i]
+            acc = _pick(x, acc, is_max)
+            nan |= x != x
+        return acc * np.nan if nan else acc
+    if a.strides[0] != a.itemsize:
+        return _extreme_strided(a, init, is_max)
+    return _native_extreme(a, init, is_max)
+
+
+@_jit
+def _extreme_strided(a, init, is_max):
+    return _native_extreme(a.copy(), init, is_max)
+
+
+@_jit
+def _row_extreme_unit(a, init, is_max):
+    """``row_extreme`` of a unit-stride ``a``."""
     n = a.shape[0]
     acc = init
     nan = False
@@ -331,6 +354,8 @@ def row_extreme(a, init, is_max):
 # result type
 _NATIVE_SUMS = {"float64": ("tf_numba_pairwise_sum_f64", "double"),
                 "float32": ("tf_numba_pairwise_sum_f32", "float")}
+_NATIVE_EXTREMES = {"float64": ("tf_numba_row_extreme_f64", "double"),
+                    "float32": ("tf_numba_row_extreme_f32", "float")}
 
 
 def register_native():
@@ -359,6 +384,13 @@ def _register_sums():
                 _C_SUMS[dtype])
             native.register(symbol, made.ctypes)
             _CFUNCS.append(made)             # (kept alive: its machine code is called)
+        for dtype, (symbol, _) in _NATIVE_EXTREMES.items():
+            t = numba.from_dtype(np.dtype(dtype))
+            signature = t(types.CPointer(t), types.int64, t, types.int64)
+            made = cfunc(signature, cache=True, error_model="numpy", nogil=True)(
+                _C_EXTREMES[dtype])
+            native.register(symbol, made.ctypes)
+            _CFUNCS.append(made)
     finally:
         numba.core.config.SLP_VECTORIZE = was
 
@@ -379,6 +411,17 @@ def _c_sum_float32(data, n, frames, left):
 _C_SUMS = {"float64": _c_sum_float64, "float32": _c_sum_float32}
 
 
+def _c_extreme_float64(data, n, init, is_max):
+    return _row_extreme_unit(carray(data, (n,)), init, is_max != 0)
+
+
+def _c_extreme_float32(data, n, init, is_max):
+    return _row_extreme_unit(carray(data, (n,)), init, is_max != 0)
+
+
+_C_EXTREMES = {"float64": _c_extreme_float64, "float32": _c_extreme_float32}
+
+
 def _native_pairwise(a, scratch):
     """``_pairwise_unit(a, scratch)``: through the C function for float32 and float64,
     as a numba callee otherwise (integer sums are exact in any order)."""
@@ -394,13 +437,25 @@ def _native_pairwise_for(a, scratch):
                                    scratch[1].ctypes.data)
 
 
+def _native_extreme(a, init, is_max):
+    """``_row_extreme_unit(a, init, is_max)`` through its C function (floats only)."""
+
+
+@overload(_native_extreme)
+def _native_extreme_for(a, init, is_max):
+    symbol, result = _NATIVE_EXTREMES[str(a.dtype)]
+    call = _native_calls(symbol, result, ("pointer", "int64", result, "int64"))
+    return lambda a, init, is_max: call(a.ctypes.data, a.shape[0], init, 1 if is_max else 0)
+
+
 _CALLS = {}
 
 
-def _native_calls(symbol, result):
+def _native_calls(symbol, result, arguments=("pointer", "int64", "pointer", "pointer")):
+    """The intrinsic calling ``symbol`` (one per symbol: numba caches by the object)."""
     if symbol not in _CALLS:
         from .native import calling
-        _CALLS[symbol] = calling(symbol, result, ("pointer", "int64", "pointer", "pointer"))
+        _CALLS[symbol] = calling(symbol, result, arguments)
     return _CALLS[symbol]
 
 
