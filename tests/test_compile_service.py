@@ -297,15 +297,18 @@ def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     assert done.stdout.split()[-1] == "0"
 
 
-def test_import_starts_a_worker_that_leaves_with_the_process(tmp_path):
+def test_a_jit_starts_a_worker_that_leaves_with_the_process(tmp_path):
     script = """
-        import os, tf_numba
+        import os, tf_numba as tf
         from tf_numba.lowering.compile_service import SERVICE
-        print(*SERVICE.worker_pids())
+        print(len(SERVICE.worker_pids()))            # importing starts none
+        step = tf.jit(lambda x: x + 1)
+        print(*SERVICE.worker_pids())                # wrapping a function starts one
     """
     run = _run_script(script, tmp_path)
     assert run.returncode == 0, run.stderr
-    (pid,) = map(int, run.stdout.split())        # started at import, before any job
+    none, pid = map(int, run.stdout.split())
+    assert none == 0
 
     def gone():
         try:
@@ -317,4 +320,4 @@ def test_import_starts_a_worker_that_leaves_with_the_process(tmp_path):
     # nor in a process whose kernels compile in its own thread
     env_script = "import os; os.environ['TF_NUMBA_TIERED'] = '0'\n" + textwrap.dedent(script)
     run = _run_script(env_script, tmp_path)
-    assert run.returncode == 0 and run.stdout.split() == [], run.stdout + run.stderr
+    assert run.returncode == 0 and run.stdout.split() == ["0"], run.stdout + run.stderr

@@ -30,8 +30,6 @@ try:
     from . import tree, tree_util  # noqa: E402
     from . import optimizers, random  # noqa: E402
     from . import debug  # noqa: E402
-    from .lowering.compile_service import SERVICE as _SERVICE
-    _SERVICE.prestart()     # the first kernel's worker starts beside the script's own start
 finally:
     if _freeze:
         _gc.freeze()

@@ -169,12 +169,13 @@ class CompileService:
         return job
 
     def prestart(self):
-        """Start one worker now, ahead of any job: ``import tf_numba`` calls this, so the
-        worker's own start (Python, imports, numba's first compile: 1-2 s before it can
-        compile a first kernel) runs while the user's script imports and sets up, not
-        after its first call. A worker that gets no job leaves after its idle time, or
-        when the process ends. Not in a worker, nor where kernels compile in the caller
-        (``TF_NUMBA_TIERED=0``)."""
+        """Start one worker now, ahead of any job: ``jit`` calls this when it wraps a
+        function, so the worker's own start (Python, imports, numba's first compile: 1-2 s
+        before it can compile a first kernel) runs while the script traces and runs its
+        first calls, not after them. (At ``import tf_numba`` it would cost every process
+        that imports it, a dask worker's or a test's subprocess, ~1 s of CPU.) A worker
+        that gets no job leaves after its idle time, or when the process ends. Not in a
+        worker, nor where kernels compile in the caller (``TF_NUMBA_TIERED=0``)."""
         from .plan import tiered_default
         if os.environ.get(WORKER_ENV) or not tiered_default():
             return
