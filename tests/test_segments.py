@@ -39,3 +39,25 @@ def test_split_keeps_lowerable_runs_together_and_host_steps_apart():
         else:
             assert not lowerable(g)
     assert sum(len(g) if isinstance(g, list) else 1 for g in groups) == len(program.eqns)
+
+
+def test_a_program_of_many_loop_nests_is_cut_into_kernels_that_compute_the_same_bits(
+        monkeypatch):
+    from tf_numba.lowering import segments
+    from tf_numba.lowering.plan import Plan
+
+    def f(x):
+        for k in range(10):      # each step a loop nest: a sum feeds the next one
+            x = tnp.sin(x) - tnp.sum(x, axis=1, keepdims=True) * (0.01 * k)
+        return x
+    x = np.random.default_rng(0).standard_normal((6, 5))
+    program = tf.make_program(f)(x)
+    whole = Plan(program, tiered=False)
+    assert len(whole.segments) == 1
+    monkeypatch.setattr(segments, "MAX_KERNEL_NESTS", 4)
+    cut = Plan(program, tiered=False)
+    assert len(cut.segments) >= 3
+    assert all(type(s).__name__ == "CompiledSegment" for s in cut.segments)
+    got = cut.run([x])[0]
+    np.testing.assert_array_equal(got, whole.run([x])[0])
+    np.testing.assert_allclose(got, f(x), rtol=1e-12, atol=1e-12)

@@ -32,8 +32,8 @@ from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS
-from .segments import (CompiledSegment, InterpretedStep, lowerable, segment_program, split,
-                       uses_after)
+from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, lowerable,
+                       segment_program, split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
 
 __all__ = ["Plan", "lowerable", "tiered_default"]
@@ -64,7 +64,7 @@ class Plan:
 
     def _build(self, program, kernel_cache, parallel):
         program = self.rewritten = prepare_for_lowering(program)
-        groups = split(program)
+        groups = cut_large_groups(split(program))
         after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
         # products on the same one, so one library (run as wide as the engine) does all of

@@ -12,7 +12,7 @@ from ..core.symbolic import bind_dims, is_symbolic, specialize
 from ..errors import TfNumbaError
 from . import library
 from .codegen import generate
-from .partition import REDUCTIONS
+from .partition import REDUCTIONS, FusedRegion, partition
 from .scalar_exprs import is_elementwise, supports_dtype
 from .workspace import Workspaces, new_workspace
 
@@ -150,6 +150,55 @@ def split(program):
     if current:
         groups.append(current)
     return groups
+
+
+# loop nests per kernel, at most: numba's compile time grows faster than the nests do
+# (2-D nests: ~83 ms each in a kernel of 10, 114 ms of 40, 212 ms of 160;
+# perf/COMPILE_COST.md), so a larger group is cut into kernels of about this many
+MAX_KERNEL_NESTS = 32
+
+
+def cut_large_groups(groups):
+    """``groups`` (of ``split``) with each group of more than ``MAX_KERNEL_NESTS`` loop
+    nests cut into consecutive groups of about that many, at the steps the partitioner
+    runs in that order (a fused region is never cut). The values that cross a cut become
+    outputs of one kernel and inputs of the next; each kernel computes what it did."""
+    out = []
+    for group in groups:
+        if not isinstance(group, list):
+            out.append(group)
+            continue
+        steps = partition(Program((), (), group, ()))
+        weights = [_nests(step) for step in steps]
+        if sum(weights) <= MAX_KERNEL_NESTS:
+            out.append(group)
+            continue
+        parts, current, weight = [], [], 0
+        for step, w in zip(steps, weights):
+            if current and weight + w > MAX_KERNEL_NESTS:
+                parts.append(current)
+                current, weight = [], 0
+            current.extend(step.eqns if type(step) is FusedRegion else [step.eqn])
+            weight += w
+        parts.append(current)
+        out.extend(parts)
+    return out
+
+
+def _nests(step):
+    """How many loop nests a step generates: one per fused region, those of the programs
+    a loop or a branch runs, and none for a library step's own call."""
+    if type(step) is FusedRegion:
+        return 1
+    return sum(_nests(s) for p in step.eqn.params.values() for s in _programs_steps(p))
+
+
+def _programs_steps(param):
+    if isinstance(param, Program):
+        return partition(param)
+    if type(param) is tuple and param and all(isinstance(p, Program) for p in param):
+        return [s for p in param for s in partition(p)]
+    return []
 
 
 def segment_program(program, groups, g, uses_after, consts):
