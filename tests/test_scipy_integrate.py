@@ -185,12 +185,16 @@ def test_odeint_adjoint_memory_does_not_grow_with_the_steps():
         return tnp.sum(ys[-1] ** 2)
 
     def peak(fn, tol):
+        # the least of three calls: a call can also allocate for something else (a cache
+        # another test filled being rebuilt), never less than its own tape
         tf.grad(fn)(k, tol)
-        tracemalloc.start()
-        tf.grad(fn)(k, tol)
-        out = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        return out
+        peaks = []
+        for _ in range(3):
+            tracemalloc.start()
+            tf.grad(fn)(k, tol)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        return min(peaks)
     # 1e-4 -> 1e-8: 7 -> 30 steps; the recorded loop's memory shows them, the adjoint's not
     assert peak(direct, 1e-8) > 1.5 * peak(direct, 1e-4)
     assert peak(adjoint, 1e-8) < 1.2 * peak(adjoint, 1e-4)
