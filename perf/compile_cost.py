@@ -14,7 +14,6 @@ the CPU figure is the steadier.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -26,30 +25,19 @@ REPO = os.path.dirname(HERE)
 WORKLOADS = ("linreg", "mlp", "rnn", "gp")
 
 _CHILD = r'''
-import json, sys, time, types
-t_start = time.perf_counter()
-clock = types.ModuleType("_clock")
-for name in ("imported", "begin", "done"):
-    setattr(clock, name, lambda *a: None)
-clock.step = lambda v: float(v)
-sys.modules["_clock"] = clock
+import json, sys, time
+from _first_step import silence_clock, step_and_args
+silence_clock()
 import numba
 t0, c0 = time.perf_counter(), time.process_time()
 numba.njit(lambda x: x + 1)(1)
 numba_start = (time.perf_counter() - t0, time.process_time() - c0)
-text = open(SCRIPT).read()
-head, loop = text.split("clock.begin()", 1)
-call = re.search(r"=\s*(step\(.*\))\s*$", loop, re.M).group(1)
-target, iterable = re.search(r"^for (.+) in (.+):\s*$", loop, re.M).groups()
-env = {"__name__": "workload"}
-exec(compile(head, SCRIPT, "exec"), env)
-exec(f"{target} = next(iter({iterable}))", env)       # the loop's first iteration
+step_function, args = step_and_args(SCRIPT)
 import tf_numba as tf
 from tf_numba.core import pytree
 from tf_numba.lowering.plan import Plan
 OLD = not hasattr(Plan, "_signatures")
-step = env["step"].jitted
-args = eval(call.replace("step(", "(", 1) + ("," if call.count(",") == 0 else ""), env)
+step = step_function.jitted
 t0 = time.perf_counter()
 spec, leaves = step._prepare(args, {})
 prepare = time.perf_counter() - t0
@@ -92,7 +80,7 @@ def measure(name, python=sys.executable, repo=REPO):
     script = os.path.join(HERE, "first_minute", f"{name}_tf_numba.py")
     env = dict(os.environ, TF_NUMBA_CACHE_DIR="off",
                PYTHONPATH=os.pathsep.join([os.path.join(HERE, "first_minute"), repo]))
-    source = "import re\nSCRIPT = " + repr(script) + "\n" + _CHILD
+    source = "SCRIPT = " + repr(script) + "\n" + _CHILD
     done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
                           timeout=1800)
     if done.returncode != 0:

@@ -16,31 +16,17 @@ part of the gap is the program's, not the interpreter's.
     python perf/interpreter_bench.py [--quick] [--rounds N] [--json PATH]
 """
 import os
-import re
 import sys
 import tempfile
-import types
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.dirname(__file__))
-import _bench  # noqa: E402
-
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "first_minute")
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, HERE)
+import _bench  # noqa: E402
+from _first_step import step_and_args  # noqa: E402
 WORKLOADS = ("linreg", "mlp", "rnn", "gp")
 TARGET = 1.2
-
-
-def _step_and_args(script):
-    """A first_minute script's ``step`` and the arguments of its loop's first call."""
-    text = open(script).read()
-    head, loop = text.split("clock.begin()", 1)
-    call = re.search(r"=\s*(step\(.*\))\s*$", loop, re.M).group(1)
-    target, iterable = re.search(r"^for (.+) in (.+):\s*$", loop, re.M).groups()
-    env = {"__name__": "workload"}
-    exec(compile(head, script, "exec"), env)
-    exec(f"{target} = next(iter({iterable}))", env)
-    args = eval(call.replace("step(", "(", 1) + ("," if call.count(",") == 0 else ""), env)
-    return env["step"], args
 
 
 def _never_compile():
@@ -52,11 +38,6 @@ def _never_compile():
 
 
 def main():
-    clock = types.ModuleType("_clock")          # the scripts' timing hooks, silenced
-    for name in ("imported", "begin", "done"):
-        setattr(clock, name, lambda *a: None)
-    clock.step = float
-    sys.modules["_clock"] = clock
     _never_compile()
     import numpy as np
     from tf_numba.lowering.plan import Plan
@@ -64,8 +45,8 @@ def main():
     bench.jax = None
     cases = []
     for name in WORKLOADS:
-        tf_step, tf_args = _step_and_args(os.path.join(HERE, f"{name}_tf_numba.py"))
-        np_step, np_args = _step_and_args(os.path.join(HERE, f"{name}_numpy.py"))
+        tf_step, tf_args = step_and_args(os.path.join(HERE, f"{name}_tf_numba.py"))
+        np_step, np_args = step_and_args(os.path.join(HERE, f"{name}_numpy.py"))
         got, want = tf_step(*tf_args), np_step(*np_args)
         plan = tf_step.jitted.lower(*tf_args).plan
         assert isinstance(plan, Plan) and not plan.ready, "the step is not interpreted"
