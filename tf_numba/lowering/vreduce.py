@@ -27,7 +27,7 @@ from numba.extending import intrinsic, overload
 
 from .deferred import DeferredJit
 
-_deferred = DeferredJit(made=lambda: _register_sums())
+_deferred = DeferredJit(made=lambda: _register_native_helpers())
 _jit = _deferred(cache=True, error_model="numpy", nogil=True)
 
 _BLOCK = 128        # NumPy's PW_BLOCKSIZE
@@ -350,47 +350,51 @@ def _row_extreme_unit(a, init, is_max):
 
 # ---------------------------------------------------------------- the sum as a C function
 
-# dtype name -> the symbol kernels call (a numba cfunc over ``_pairwise_unit``) and its C
-# result type
-_NATIVE_SUMS = {"float64": ("tf_numba_pairwise_sum_f64", "double"),
-                "float32": ("tf_numba_pairwise_sum_f32", "float")}
-_NATIVE_EXTREMES = {"float64": ("tf_numba_row_extreme_f64", "double"),
-                    "float32": ("tf_numba_row_extreme_f32", "float")}
+def _sum_signature(t):
+    return t(types.CPointer(t), types.int64, types.CPointer(types.int64), types.CPointer(t))
+
+
+def _extreme_signature(t):
+    return t(types.CPointer(t), types.int64, t, types.int64)
+
+
+# (helper, dtype name) -> the symbol kernels call, its C result type, the function it runs
+# (a numba cfunc of it) and that function's signature for the dtype
+_NATIVE = {
+    ("sum", "float64"): ("tf_numba_pairwise_sum_f64", "double", "_c_sum",
+                         _sum_signature),
+    ("sum", "float32"): ("tf_numba_pairwise_sum_f32", "float", "_c_sum",
+                         _sum_signature),
+    ("extreme", "float64"): ("tf_numba_row_extreme_f64", "double", "_c_extreme",
+                             _extreme_signature),
+    ("extreme", "float32"): ("tf_numba_row_extreme_f32", "float", "_c_extreme",
+                             _extreme_signature),
+}
 
 
 def register_native():
-    """Register the symbols of ``_NATIVE_SUMS`` (once per process): before anything that
-    calls them is compiled or loaded, LLVM must resolve them (a kernel loaded from numba's
-    disk cache included: ``kernel_cache.load_module`` calls this). Reading a helper of
-    this module makes the helpers, which registers them."""
+    """Register the symbols of ``_NATIVE`` (once per process): before anything that calls
+    them is compiled or loaded, LLVM must resolve them (a kernel loaded from numba's disk
+    cache included: ``kernel_cache.load_module`` calls this). Reading a helper of this
+    module makes the helpers, which registers them."""
     from . import vreduce
-    vreduce.pairwise_sum        # noqa: B018  (makes the helpers: _register_sums)
+    vreduce.pairwise_sum        # noqa: B018  (makes the helpers: _register_native_helpers)
 
 
-def _register_sums():
-    """Make (or load from numba's cache) the C functions of ``_NATIVE_SUMS`` and register
-    their symbols; runs when this module's helpers are made, which it calls."""
+def _register_native_helpers():
+    """Make (or load from numba's cache) the C functions of ``_NATIVE`` and register their
+    symbols; runs when this module's helpers are made, which they call."""
     import numba
     from numba import cfunc
     from . import native
     was = numba.core.config.SLP_VECTORIZE
     numba.core.config.SLP_VECTORIZE = 1      # the row helpers' lanes (see the docstring)
     try:
-        for dtype, (symbol, _) in _NATIVE_SUMS.items():
-            t = numba.from_dtype(np.dtype(dtype))
-            signature = t(types.CPointer(t), types.int64, types.CPointer(types.int64),
-                          types.CPointer(t))
-            made = cfunc(signature, cache=True, error_model="numpy", nogil=True)(
-                _C_SUMS[dtype])
+        for (_, dtype), (symbol, _, function, signature) in _NATIVE.items():
+            made = cfunc(signature(numba.from_dtype(np.dtype(dtype))), cache=True,
+                         error_model="numpy", nogil=True)(globals()[function])
             native.register(symbol, made.ctypes)
             _CFUNCS.append(made)             # (kept alive: its machine code is called)
-        for dtype, (symbol, _) in _NATIVE_EXTREMES.items():
-            t = numba.from_dtype(np.dtype(dtype))
-            signature = t(types.CPointer(t), types.int64, t, types.int64)
-            made = cfunc(signature, cache=True, error_model="numpy", nogil=True)(
-                _C_EXTREMES[dtype])
-            native.register(symbol, made.ctypes)
-            _CFUNCS.append(made)
     finally:
         numba.core.config.SLP_VECTORIZE = was
 
@@ -398,28 +402,13 @@ def _register_sums():
 _CFUNCS = []
 
 
-def _c_sum_float64(data, n, frames, left):
+def _c_sum(data, n, frames, left):
     return _pairwise_unit(carray(data, (n,)), (carray(frames, (3, _DEPTH)),
                                                carray(left, (_DEPTH,))))
 
 
-def _c_sum_float32(data, n, frames, left):
-    return _pairwise_unit(carray(data, (n,)), (carray(frames, (3, _DEPTH)),
-                                               carray(left, (_DEPTH,))))
-
-
-_C_SUMS = {"float64": _c_sum_float64, "float32": _c_sum_float32}
-
-
-def _c_extreme_float64(data, n, init, is_max):
+def _c_extreme(data, n, init, is_max):
     return _row_extreme_unit(carray(data, (n,)), init, is_max != 0)
-
-
-def _c_extreme_float32(data, n, init, is_max):
-    return _row_extreme_unit(carray(data, (n,)), init, is_max != 0)
-
-
-_C_EXTREMES = {"float64": _c_extreme_float64, "float32": _c_extreme_float32}
 
 
 def _native_pairwise(a, scratch):
@@ -429,10 +418,10 @@ def _native_pairwise(a, scratch):
 
 @overload(_native_pairwise)
 def _native_pairwise_for(a, scratch):
-    entry = _NATIVE_SUMS.get(str(a.dtype))
+    entry = _NATIVE.get(("sum", str(a.dtype)))
     if entry is None:
         return lambda a, scratch: _pairwise_unit(a, scratch)
-    call = _native_calls(*entry)
+    call = _native_call(entry[0], entry[1], ("pointer", "int64", "pointer", "pointer"))
     return lambda a, scratch: call(a.ctypes.data, a.shape[0], scratch[0].ctypes.data,
                                    scratch[1].ctypes.data)
 
@@ -443,15 +432,15 @@ def _native_extreme(a, init, is_max):
 
 @overload(_native_extreme)
 def _native_extreme_for(a, init, is_max):
-    symbol, result = _NATIVE_EXTREMES[str(a.dtype)]
-    call = _native_calls(symbol, result, ("pointer", "int64", result, "int64"))
+    symbol, result, _, _ = _NATIVE[("extreme", str(a.dtype))]
+    call = _native_call(symbol, result, ("pointer", "int64", result, "int64"))
     return lambda a, init, is_max: call(a.ctypes.data, a.shape[0], init, 1 if is_max else 0)
 
 
 _CALLS = {}
 
 
-def _native_calls(symbol, result, arguments=("pointer", "int64", "pointer", "pointer")):
+def _native_call(symbol, result, arguments):
     """The intrinsic calling ``symbol`` (one per symbol: numba caches by the object)."""
     if symbol not in _CALLS:
         from .native import calling
