@@ -10,8 +10,8 @@ saves numba's disk-cache entry where there is a cache directory, and sends back 
 own serialized compile result, which the user's process adds to its dispatcher in
 milliseconds.
 
-Lifetime: workers start when the first job comes and read jobs from
-a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs it has
+Lifetime: the first worker starts when ``jit`` wraps a function (``prestart``), the others
+when jobs come; each reads jobs from a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs it has
 already been sent (so their kernels land in the disk cache and the next run starts warm)
 and exits. Nothing else stays behind. A worker that dies mid-compile costs a retry on a
 new worker; a compile that fails the same way twice is reported to the caller, whose plan
