@@ -73,17 +73,17 @@ def _schedule(program):
                 last[v] = k
     for v in program.outvars:
         last.pop(v, None)
-    kills = [[] for _ in program.eqns]
+    dying = [[] for _ in program.eqns]
+    for v, k in last.items():
+        dying[k].append(v)
     steps = []
-    for k, eqn in enumerate(program.eqns):
+    for eqn, dead in zip(program.eqns, dying):
         ins = tuple(read(v) for v in eqn.invars)
         outs = tuple(register(v) for v in eqn.outvars)
         steps.append((eqn.prim.impl, ins, eqn.params,
-                      outs if eqn.prim.multiple_results else outs[0], kills[k], eqn))
-    for v, k in last.items():
-        kills[k].append(where[v])
-    outs = [read(v) for v in program.outvars]
-    program._schedule = (regs, outs, [s[:4] + (tuple(s[4]),) + s[5:] for s in steps])
+                      outs if eqn.prim.multiple_results else outs[0],
+                      tuple(where[v] for v in dead), eqn))
+    program._schedule = (regs, [read(v) for v in program.outvars], steps)
     return program._schedule
 
 

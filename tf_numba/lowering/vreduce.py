@@ -125,11 +125,17 @@ def _leaf_total(r, a, lo, n):
 def _block(a, lo, n):
     """NumPy's leaf: sequential below 8 elements, else 8 partial sums combined in pairs."""
     if n < 8:
-        res = a.dtype.type(0)
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
+        return _sequential_sum(a, lo, n)
     return _leaf_total(_leaf_sums(a, (lo,), (n // 8,))[0], a, lo, n)
+
+
+@_jit
+def _sequential_sum(a, lo, n):
+    """``a[lo:lo + n]`` summed one by one from zero, as NumPy sums fewer than 8."""
+    res = a.dtype.type(0)
+    for i in range(lo, lo + n):
+        res += a[i]
+    return res
 
 
 @_jit
@@ -172,10 +178,7 @@ def pairwise_sum(a, scratch):
     an MLP step."""
     n = a.shape[0]
     if n < 8:
-        res = a.dtype.type(0)
-        for i in range(n):
-            res += a[i]
-        return res
+        return _sequential_sum(a, 0, n)
     if a.strides[0] != a.itemsize:
         return _pairwise_strided(a, scratch)
     return _native_pairwise(a, scratch)
@@ -293,15 +296,8 @@ def row_extreme(a, init, is_max):
     """max (``is_max``) or min of ``init`` and the float 1-D array ``a``; a NaN anywhere
     makes the result NaN, as ``np.max``. Rows of 8 or more run in a C function called by
     its symbol (as ``pairwise_sum``, and for the same reason); shorter ones here."""
-    n = a.shape[0]
-    if n < 8:
-        acc = init
-        nan = False
-        for i in range(n):
-            x = a[i]
-            acc = _pick(x, acc, is_max)
-            nan |= x != x
-        return acc * np.nan if nan else acc
+    if a.shape[0] < 8:
+        return _sequential_extreme(a, 0, init, False, is_max)
     if a.strides[0] != a.itemsize:
         return _extreme_strided(a, init, is_max)
     return _native_extreme(a, init, is_max)
@@ -341,7 +337,14 @@ def _row_extreme_unit(a, init, is_max):
         for p in (p1, p2, p3, p4, p5, p6, p7):
             p0 = _pick(p, p0, is_max)
         acc = p0
-    for i in range(n - n % 8, n):
+    return _sequential_extreme(a, n - n % 8, acc, nan, is_max)
+
+
+@_jit
+def _sequential_extreme(a, lo, acc, nan, is_max):
+    """``acc`` taken over ``a[lo:]`` one by one (``nan``: a NaN was met before), then NaN
+    if any was."""
+    for i in range(lo, a.shape[0]):
         x = a[i]
         acc = _pick(x, acc, is_max)
         nan |= x != x

@@ -110,9 +110,8 @@ def _hoisted_scan(eqn):
     per_step = dead_code_elimination(known.replace(outvars=stacked))
     if not any(e.prim.name == "dot_general" for e in per_step.eqns):
         return None
-    if any(type(d) is not int for r in stacked for d in r.aval.shape) or sum(
-            length * math.prod(r.aval.shape) * r.aval.dtype.itemsize for r in stacked
-    ) > HOIST_MAX_BYTES:
+    if any(type(d) is not int for r in stacked for d in r.aval.shape) or _stack_bytes(
+            stacked, length) > HOIST_MAX_BYTES:
         return None
     once = [r for r in residuals if r in invariant and r not in bc]
     run_once = dead_code_elimination(known.replace(invars=bc, outvars=once))
@@ -240,9 +239,8 @@ def _sunk_scan(eqn):
     producers = {v: e for e in body.eqns for v in e.outvars}
     reads = collections.Counter(v for e in body.eqns for v in e.invars if type(v) is Var)
     reads.update(v for v in body.outvars if type(v) is Var)
-    made = set(producers)
     steps = set(bx)
-    sinks = {}                          # carry index -> the equation of its term u
+    sinks = {}                          # carry index -> (its add, the equation of u)
     for j, c in enumerate(bk):
         add = producers.get(body.outvars[j])
         if add is None or add.prim.name != "add" or reads[c] != 1 or reads[add.outvars[0]] != 1:
@@ -253,21 +251,19 @@ def _sunk_scan(eqn):
             continue
         term = producers.get(u)
         if term is None or not _sinkable(term) or not all(
-                type(v) is Var and (v in steps or v in made) for v in term.invars):
+                type(v) is Var and (v in steps or v in producers) for v in term.invars):
             continue
-        sinks[j] = term
+        sinks[j] = add, term
     if not sinks:
         return None
     stacked_made = []                   # body values the loop now also stacks
-    for term in sinks.values():
+    for _, term in sinks.values():
         for v in term.invars:
-            if v in made and v not in stacked_made:
+            if v in producers and v not in stacked_made:
                 stacked_made.append(v)
-    if sum(length * math.prod(v.aval.shape) * v.aval.dtype.itemsize
-           for v in stacked_made) > HOIST_MAX_BYTES:
+    if _stack_bytes(stacked_made, length) > HOIST_MAX_BYTES:
         return None
     keep = [j for j in range(nk) if j not in sinks]
-    ny = len(body.outvars) - nk
     new_body = dead_code_elimination(body.replace(
         invars=bc + [bk[j] for j in keep] + bx,
         outvars=[body.outvars[j] for j in keep] + list(body.outvars[nk:]) + stacked_made))
@@ -280,13 +276,16 @@ def _sunk_scan(eqn):
     outer = {v: x for v, x in zip(bx, xs)}
     outer.update(zip(stacked_made, new_stacks))
     out = [loop]
-    for j, term in sinks.items():
+    for j, (add, term) in sinks.items():
         total = Var(carry_out[j].aval)
         out.append(_over_steps(term, [outer[v] for v in term.invars], total))
-        out.append(Eqn(producers[body.outvars[j]].prim, (init[j], total), (carry_out[j],),
-                       {}, eqn.source))
-    assert len(ys_out) == ny
+        out.append(Eqn(add.prim, (init[j], total), (carry_out[j],), {}, eqn.source))
     return out
+
+
+def _stack_bytes(values, length):
+    """The bytes of ``length``-step stacks of ``values``."""
+    return sum(length * math.prod(v.aval.shape) * v.aval.dtype.itemsize for v in values)
 
 
 def _sinkable(term):
