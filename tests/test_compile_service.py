@@ -13,7 +13,7 @@ import pytest
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.lowering.compile_service import SERVICE, CompileService
+from tf_numba.lowering.compile_service import CompileService
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -321,3 +321,52 @@ def test_a_jit_starts_a_worker_that_leaves_with_the_process(tmp_path):
     env_script = "import os; os.environ['TF_NUMBA_TIERED'] = '0'\n" + textwrap.dedent(script)
     run = _run_script(env_script, tmp_path)
     assert run.returncode == 0 and run.stdout.split() == ["0"], run.stdout + run.stderr
+
+
+def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_not_compiled_here(
+        tmp_path):
+    # The interpreter's iota along a row is a broadcast view (typed Fortran-ordered); in a
+    # compiled run the kernel that computes it writes a C-ordered array, so the kernel
+    # after the host step (cholesky) that takes it needs another signature than the one
+    # it was sent for. In a fresh cache directory, so that neither is on disk yet.
+    script = """
+        import threading, time
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from numba.core import event
+        from tf_numba.lowering.kernel_cache import KERNEL_MODULE_PREFIX
+
+        def loss(x):
+            n = x.shape[0]
+            k = x[:, None] * x[None, :] + n * tnp.eye(n)
+            return tnp.sum(tnp.log(tnp.diagonal(tnp.linalg.cholesky(k))))
+
+        def loss_np(x):
+            k = np.outer(x, x) + x.shape[0] * np.eye(x.shape[0])
+            return np.sum(np.log(np.diagonal(np.linalg.cholesky(k))))
+
+        f = tf.jit(tf.grad(loss))
+        x = np.linspace(0.5, 1.5, 12)
+        want = [(loss_np(x + 1e-6 * e) - loss_np(x - 1e-6 * e)) / 2e-6 for e in np.eye(12)]
+        here = []
+
+        class Compiles(event.Listener):
+            def on_start(self, ev):
+                fn = ev.data["dispatcher"].py_func
+                if (threading.current_thread() is threading.main_thread()
+                        and fn.__module__.startswith(KERNEL_MODULE_PREFIX)):
+                    here.append(fn.__module__)
+
+            def on_end(self, ev):
+                pass
+        plan = f.lower(x).plan
+        with event.install_listener("numba:compile", Compiles()):
+            deadline = time.monotonic() + 100
+            while not plan.ready and time.monotonic() < deadline:
+                np.testing.assert_allclose(f(x), want, rtol=1e-6)
+                time.sleep(0.05)
+            np.testing.assert_allclose(f(x), want, rtol=1e-6)
+        print(plan.ready, len(plan.segments) > 1, here)
+    """
+    done = _run_script(script, tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "[]"], done.stdout + done.stderr

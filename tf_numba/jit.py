@@ -33,11 +33,12 @@ class Specialization:
         """Block until this specialization runs compiled (tiered plans compile in the
         background after their first call; pass the arguments to start it now)."""
         plan = self.plan.variant_for(self.threads)
+        leaves = None
         if args and not plan.ready:
-            leaves, _ = pytree.flatten(args)
-            plan.run([np.asarray(x) if not isinstance(x, np.ndarray) else x
-                      for x in leaves], self.threads)
-        plan.compile()
+            leaves = [np.asarray(x) if not isinstance(x, np.ndarray) else x
+                      for x in pytree.flatten(args)[0]]
+            plan.run(list(leaves), self.threads)
+        plan.compile(leaves)
         return self
 
 

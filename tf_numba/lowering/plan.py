@@ -167,12 +167,12 @@ class Plan:
         types on the way and sends for the kernels it cannot find; the next one loads
         those in numba's disk cache (numba's first load in a process costs ~0.2 s, which a
         first call answered by the interpreter need not wait for); every call answers by
-        the interpreter until all have arrived."""
+        the interpreter until all have arrived, and the first after that is checked
+        (``_run_checked``)."""
         with self._lock:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
                 outs, self._jobs, self._on_disk = self._find_kernels(args)
-                self.ready = not self._jobs and not self._on_disk
                 return outs
             if self._on_disk:
                 self._load_from_disk()
@@ -181,9 +181,42 @@ class Plan:
             with self._lock:
                 if self._jobs is jobs:
                     self._install(jobs)
-        if self.ready:
-            return self._run(args)
+        if self._arrived():
+            return self._run_checked(args)
         return self.interpret(args)
+
+    def _arrived(self):
+        """Has every kernel the plan sent for arrived (and none failed)?"""
+        return not (self._jobs or self._on_disk or self._gave_up)
+
+    def _run_checked(self, args):
+        """The first call on the kernels: each kernel's argument types are read again, from
+        the values the kernels before it computed. The interpreter's values, which typed
+        the kernels sent for, may be laid out otherwise (its ``iota`` along a row is a
+        broadcast view, a kernel's the C-ordered array it wrote): a kernel with no machine
+        code for the types it is now handed is sent for again, and this call finishes on
+        the interpreter, where numba would have compiled it on the caller's thread. The
+        plan is ready when every kernel had its types."""
+        if self.single:        # typed from the caller's arguments themselves
+            self.ready = True
+            return self._run(args)
+        missing = []
+
+        def run_kernel(seg, seg_args):
+            if not missing:
+                signature = seg.signature(seg_args)
+                if seg.kernel.compiled_for(signature):
+                    return seg(seg_args)
+                missing.append((seg, signature))
+            return seg.evaluate(seg_args)
+        outs = self._run_segments(args, run_kernel)
+        with self._lock:
+            if not missing:
+                self.ready = True
+            elif self._arrived():
+                self._jobs = [(seg, signature, SERVICE.submit(seg.kernel.request(signature)))
+                              for seg, signature in missing]
+        return outs
 
     def _find_kernels(self, args):
         """(outputs, jobs, on disk): this call answered by the interpreter, each kernel's
@@ -204,7 +237,7 @@ class Plan:
 
     def _load_from_disk(self):
         """Load the kernels the first call left for the disk cache, and send for any
-        missing; ready when none had to be sent for."""
+        missing."""
         for seg, signature in self._on_disk:
             if seg.kernel.load_from_disk(signature):
                 self.kernel_cache.stats["disk_hits"] += 1
@@ -213,7 +246,6 @@ class Plan:
                 self._jobs.append((seg, signature,
                                    SERVICE.submit(seg.kernel.request(signature))))
         self._on_disk = []
-        self.ready = not self._jobs
 
     def _signatures(self, args):
         """([(segment, signature)], outputs) for a run on ``args``, by the interpreter."""
@@ -226,8 +258,8 @@ class Plan:
         return wanted, outs
 
     def _install(self, jobs):
-        """Add the workers' compiled kernels and be ready; if any failed to compile or to
-        load, say so once and stay interpreted from now on."""
+        """Add the workers' compiled kernels; if any failed to compile or to load, say so
+        once and stay interpreted from now on."""
         failed = next((job.error for _, _, job in jobs if job.error is not None), None)
         if failed is not None:
             return self._give_up(f"compiling a kernel failed: {failed}")
@@ -240,7 +272,6 @@ class Plan:
             self.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
             seg.first = False
         self._jobs = []
-        self.ready = True
 
     def _give_up(self, why):
         self._gave_up, self._jobs = True, []
@@ -257,19 +288,28 @@ class Plan:
             program = specialize(program, bind_dims(program, args))
         return _as_arrays(eval_program(program, list(args)))
 
-    def compile(self):
+    def compile(self, args=None):
         """Wait until the kernels a first run sent for have arrived (a tiered plan needs
-        one ``run`` first: kernels are typed from real arguments)."""
-        with self._lock:
-            if self._on_disk:
-                self._load_from_disk()
-        jobs = self._jobs
-        if jobs:
-            for _, _, job in jobs:
-                job.done.wait()
+        one ``run`` first: kernels are typed from real arguments) and, given ``args``,
+        until a call on them finds every kernel typed for what it is handed
+        (``_run_checked``); without, the plan is ready unchecked."""
+        for _ in range(len(self.segments) + 1):     # each check sends for one kernel at most
             with self._lock:
-                if self._jobs is jobs:
-                    self._install(jobs)
+                if self._on_disk:
+                    self._load_from_disk()
+            jobs = self._jobs
+            if jobs:
+                for _, _, job in jobs:
+                    job.done.wait()
+                with self._lock:
+                    if self._jobs is jobs:
+                        self._install(jobs)
+            if self.ready or not self._arrived():
+                break
+            if args is None:    # unchecked: a kernel handed new types compiles on its call
+                self.ready = True
+                break
+            self._run_checked(list(args))
         return self
 
     def _run_segments(self, args, run_kernel=None):
