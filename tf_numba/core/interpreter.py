@@ -3,6 +3,8 @@
 Evaluating a program inside a trace is how a transformed program is inlined into an outer
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
+import keyword
+
 from ..errors import TfNumbaError
 from .ir import Literal, Var
 from .trace import Tracer, current_builder
@@ -23,10 +25,41 @@ def _read(env, v):
 
 
 def _eval_concrete(program, args):
-    regs, outs, steps = _schedule(program)
-    regs = regs.copy()
+    schedule = program._schedule or _schedule(program)
+    run = schedule.run
+    if run is None:
+        schedule.runs += 1
+        if schedule.runs < COMPILE_AFTER_RUNS:
+            return _run_steps(schedule, args)
+        run = schedule.run = _as_python(program, schedule)
+    try:
+        return run(args)
+    except TfNumbaError as err:      # (say where: the equation's line in the user's code)
+        eqn = _failing_eqn(err, run)
+        if eqn is None:
+            raise
+        raise err.locate(eqn.prim.name, eqn.source)
+
+
+# A program run this many times is run as a Python function written for it (_as_python):
+# it saves ~0.3 us an equation a run (a scan body's, every step), and writing it costs ~25
+# us an equation once, which a program run once or twice (an eager transform) need not pay.
+COMPILE_AFTER_RUNS = 8
+
+
+class _Schedule:
+    """How the interpreter runs a program (``_schedule``), and how often it has."""
+    __slots__ = ("regs", "outs", "steps", "runs", "run")
+
+    def __init__(self, regs, outs, steps):
+        self.regs, self.outs, self.steps = regs, outs, steps
+        self.runs, self.run = 0, None
+
+
+def _run_steps(schedule, args):
+    regs = schedule.regs.copy()
     regs[:len(args)] = args
-    for impl, ins, params, out, kills, eqn in steps:
+    for impl, ins, params, out, kills, eqn in schedule.steps:
         try:
             value = impl(*[regs[i] for i in ins], **params)
         except TfNumbaError as err:      # (say where: the equation's line in the user's code)
@@ -38,7 +71,7 @@ def _eval_concrete(program, args):
                 regs[i] = x
         for i in kills:
             regs[i] = None
-    return [regs[i] for i in outs]
+    return [regs[i] for i in schedule.outs]
 
 
 def _schedule(program):
@@ -47,8 +80,6 @@ def _schedule(program):
     equation ``(impl, input registers, params, output register or registers, registers
     read for the last time, eqn)``; and the output registers. Half the cost of running a
     scan body's step per step went on a dict of values and its bookkeeping."""
-    if program._schedule is not None:
-        return program._schedule
     where, regs = {}, []
 
     def register(v, value=None):
@@ -83,8 +114,63 @@ def _schedule(program):
         steps.append((eqn.prim.impl, ins, eqn.params,
                       outs if eqn.prim.multiple_results else outs[0],
                       tuple(where[v] for v in dead), eqn))
-    program._schedule = (regs, [read(v) for v in program.outvars], steps)
+    program._schedule = _Schedule(regs, [read(v) for v in program.outvars], steps)
     return program._schedule
+
+
+def _as_python(program, schedule):
+    """The schedule's steps written out as one Python function of the argument list: each
+    equation one line, a call of its impl on local variables with its params as keywords,
+    and a ``del`` of the values read for the last time (as the steps' registers are
+    cleared). The consts, literals, impls and params are the function's globals."""
+    n_in = len(program.invars)
+    local = set(range(n_in))            # registers that are the function's variables
+    for step in schedule.steps:
+        local.update([step[3]] if type(step[3]) is int else step[3])
+    space = {}
+
+    def name_of(reg):
+        if reg in local:
+            return f"r{reg}"
+        space[f"k{reg}"] = schedule.regs[reg]      # a const or a literal
+        return f"k{reg}"
+
+    lines = ["def run(args):"]
+    if n_in:
+        lines.append("    " + "".join(f"r{i}, " for i in range(n_in)) + "= args")
+    eqn_at = {}
+    for k, (impl, ins, params, out, kills, eqn) in enumerate(schedule.steps):
+        space[f"f{k}"] = impl
+        call = [name_of(i) for i in ins]
+        if all(key.isidentifier() and not keyword.iskeyword(key) for key in params):
+            for key, value in params.items():
+                space[f"p{k}_{key}"] = value
+                call.append(f"{key}=p{k}_{key}")
+        elif params:
+            space[f"p{k}"] = params
+            call.append(f"**p{k}")
+        target = (f"r{out} = " if type(out) is int else
+                  "".join(f"r{i}, " for i in out) + "= " if out else "")
+        eqn_at[len(lines) + 1] = eqn
+        lines.append(f"    {target}f{k}({', '.join(call)})")
+        dead = [f"r{i}" for i in kills if i in local]
+        if dead:
+            lines.append(f"    del {', '.join(dead)}")
+    lines.append(f"    return [{', '.join(name_of(i) for i in schedule.outs)}]")
+    exec(compile("\n".join(lines), "<tf_numba interpreter>", "exec"), space)
+    run = space["run"]
+    run.eqn_at = eqn_at                 # line -> equation, for its errors
+    return run
+
+
+def _failing_eqn(err, run):
+    """The equation whose line of ``run`` raised ``err`` (None if not one of them)."""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is run.__code__:
+            return run.eqn_at.get(tb.tb_lineno)
+        tb = tb.tb_next
+    return None
 
 
 def _eval_staged(program, args, builder):

@@ -1,0 +1,67 @@
+"""The NumPy interpreter: a program's first runs step through its schedule; once it has run
+``COMPILE_AFTER_RUNS`` times it runs as a Python function written for it. Both must give
+the same values and the same errors."""
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba import lax
+from tf_numba.core import interpreter
+from tf_numba.core.interpreter import eval_program
+from tf_numba.errors import TfIndexError
+
+RUNS = interpreter.COMPILE_AFTER_RUNS + 3
+
+
+def _model(w, xs, b):
+    def cell(h, x):
+        h = tnp.tanh(w @ h + x)
+        return h, tnp.sum(h) * 0.5                 # literals inside a scan body
+    h, ys = lax.scan(cell, tnp.zeros(3), xs)
+    lo, hi = tnp.sort(ys)[0], tnp.max(ys)
+    return h, ys, lo + hi, b, tnp.linalg.inv(w + 3.0 * tnp.eye(3))
+
+
+def _model_np(w, xs, b):
+    h, ys = np.zeros(3), []
+    for x in xs:
+        h = np.tanh(w @ h + x)
+        ys.append(np.sum(h) * 0.5)
+    ys = np.array(ys)
+    return h, ys, ys.min() + ys.max(), b, np.linalg.inv(w + 3.0 * np.eye(3))
+
+
+def test_a_program_run_many_times_gives_the_values_of_its_first_runs():
+    rng = np.random.default_rng(3)
+    w, xs, b = rng.standard_normal((3, 3)), rng.standard_normal((6, 3)), np.float64(2.5)
+    program = tf.make_program(_model)(w, xs, b)
+    first = eval_program(program, [w, xs, b])
+    for _ in range(RUNS):
+        outs = eval_program(program, [w, xs, b])
+    assert program._schedule.run is not None          # now the written function's
+    for got, was, want in zip(outs, first, _model_np(w, xs, b)):
+        np.testing.assert_array_equal(got, was)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    # and on other arguments, as a jitted call's later steps are
+    w2 = w[::-1].copy()
+    for got, want in zip(eval_program(program, [w2, xs, b]), _model_np(w2, xs, b)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _take_thrice(x, i):
+    return tnp.take(x, i) * 3.0          # the line the error must name
+
+
+def test_an_error_on_the_written_function_names_the_op_the_index_and_the_users_line():
+    x, good, bad = np.arange(5.0), np.array([1, 2]), np.array([0, 9])
+    program = tf.make_program(_take_thrice)(x, good)
+    for _ in range(RUNS):
+        np.testing.assert_array_equal(eval_program(program, [x, good])[0], [3.0, 6.0])
+    assert program._schedule.run is not None
+    with pytest.raises(TfIndexError) as info:
+        eval_program(program, [x, bad])
+    message = str(info.value)
+    assert "index 9" in message and "size 5" in message, message
+    assert info.value.op is not None
+    assert info.value.source is not None and info.value.source[0] == __file__
