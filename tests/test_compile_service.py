@@ -323,17 +323,23 @@ def test_a_jit_starts_a_worker_that_leaves_with_the_process(tmp_path):
     assert run.returncode == 0 and run.stdout.split() == ["0"], run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("relaid", [True, False])
 def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_not_compiled_here(
-        tmp_path):
-    # The interpreter's iota along a row is a broadcast view (typed Fortran-ordered); in a
-    # compiled run the kernel that computes it writes a C-ordered array, so the kernel
-    # after the host step (cholesky) that takes it needs another signature than the one
-    # it was sent for. In a fresh cache directory, so that neither is on disk yet.
+        tmp_path, relaid):
+    # The interpreter's iota along a row is a broadcast view (Fortran-ordered); in a
+    # compiled run the kernel that computes it writes a C-ordered array, which the kernel
+    # after the host step (cholesky) takes. Interpreted kernel outputs are typed as the
+    # kernel writes them (relaid); without that, the first compiled call must find the
+    # kernel typed otherwise and send for it. In a fresh cache directory, so that neither
+    # signature is on disk yet.
     script = """
         import threading, time
         import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
         from numba.core import event
+        from tf_numba.lowering import plan as plans
         from tf_numba.lowering.kernel_cache import KERNEL_MODULE_PREFIX
+        if not RELAID:
+            plans._as_written = lambda value, inputs: value
 
         def loss(x):
             n = x.shape[0]
@@ -367,6 +373,6 @@ def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_no
             np.testing.assert_allclose(f(x), want, rtol=1e-6)
         print(plan.ready, len(plan.segments) > 1, here)
     """
-    done = _run_script(script, tmp_path / "cache")
+    done = _run_script(f"RELAID = {relaid}\n" + textwrap.dedent(script), tmp_path / "cache")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "[]"], done.stdout + done.stderr

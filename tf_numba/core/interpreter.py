@@ -4,9 +4,11 @@ Evaluating a program inside a trace is how a transformed program is inlined into
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
 import keyword
+import math
 
 from ..errors import TfNumbaError
 from .ir import Literal, Var
+from .primitive import EFFECTFUL
 from .trace import Tracer, current_builder
 
 
@@ -87,8 +89,11 @@ def _schedule(program):
         regs.append(value)
         return where[v]
 
+    constant = set()                # the registers of consts, literals and folded values
+
     def read(v):
         if type(v) is Literal:
+            constant.add(len(regs))
             regs.append(v.value)
             return len(regs) - 1
         return where[v]
@@ -108,14 +113,36 @@ def _schedule(program):
     for v, k in last.items():
         dying[k].append(v)
     steps = []
+    constant.update(range(len(program.invars), len(regs)))
     for eqn, dead in zip(program.eqns, dying):
         ins = tuple(read(v) for v in eqn.invars)
+        if constant.issuperset(ins) and _foldable(eqn):
+            try:
+                value = eqn.prim.impl(*[regs[i] for i in ins], **eqn.params)
+            except Exception:       # left for the run to raise, naming the user's line
+                pass
+            else:
+                constant.add(register(eqn.outvars[0], value))
+                continue
         outs = tuple(register(v) for v in eqn.outvars)
         steps.append((eqn.prim.impl, ins, eqn.params,
                       outs if eqn.prim.multiple_results else outs[0],
                       tuple(where[v] for v in dead), eqn))
     program._schedule = _Schedule(regs, [read(v) for v in program.outvars], steps)
     return program._schedule
+
+
+# an equation of constants is computed once, when its program is scheduled, if its result
+# is at most this many elements: a mean's 1/n is three equations a run (dim_size, convert,
+# divide), where NumPy's hand-written mean has none
+FOLD_MAX_SIZE = 64
+
+
+def _foldable(eqn):
+    if eqn.prim.multiple_results or eqn.prim in EFFECTFUL:
+        return False
+    shape = eqn.outvars[0].aval.shape
+    return all(type(d) is int for d in shape) and math.prod(shape) <= FOLD_MAX_SIZE
 
 
 def _as_python(program, schedule):

@@ -253,9 +253,11 @@ class Plan:
             seg = self.segments[0]
             return [(seg, seg.signature(args))], self.interpret(args)
         wanted = []
-        outs = self._run_segments(args, lambda seg, seg_args: (
-            wanted.append((seg, seg.signature(seg_args))), seg.evaluate(seg_args))[1])
-        return wanted, outs
+
+        def typed(seg, seg_args):
+            wanted.append((seg, seg.signature(seg_args)))
+            return [_as_written(out, seg_args) for out in seg.evaluate(seg_args)]
+        return wanted, self._run_segments(args, typed)
 
     def _install(self, jobs):
         """Add the workers' compiled kernels; if any failed to compile or to load, say so
@@ -398,6 +400,17 @@ def _as_arrays(outs):
     """Outputs as ndarrays: NumPy's reductions give NumPy scalars, a kernel 0-d arrays,
     and a plan gives the same whichever tier answers."""
     return [x if type(x) is np.ndarray else np.asarray(x) for x in outs]
+
+
+def _as_written(value, inputs):
+    """An interpreted kernel's output laid out as the kernel writes it, so the kernels
+    after it are typed for what they will be handed: C-ordered, unless it may be a view
+    of an input (which a kernel can return too). The interpreter's broadcasts are views
+    (its ``iota`` along a row is Fortran-ordered). ``_run_checked`` catches the rest."""
+    if type(value) is not np.ndarray or value.flags.c_contiguous or any(
+            type(x) is np.ndarray and np.may_share_memory(value, x) for x in inputs):
+        return value
+    return np.ascontiguousarray(value)
 
 
 @functools.cache
