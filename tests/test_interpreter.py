@@ -65,3 +65,13 @@ def test_an_error_on_the_written_function_names_the_op_the_index_and_the_users_l
     assert "index 9" in message and "size 5" in message, message
     assert info.value.op is not None
     assert info.value.source is not None and info.value.source[0] == __file__
+
+
+def test_equations_of_constants_are_computed_once_when_the_program_is_scheduled():
+    x = np.linspace(0.0, 2.0, 7)
+    program = tf.make_program(lambda x: (tnp.mean(x), tnp.var(x)))(x)
+    mean, var = eval_program(program, [x])
+    np.testing.assert_allclose([mean, var], [np.mean(x), np.var(x)], rtol=1e-15)
+    names = [step[-1].prim.name for step in program._schedule.steps]
+    assert "dim_size" in [e.prim.name for e in program.eqns]
+    assert "dim_size" not in names and "convert_element_type" not in names, names
