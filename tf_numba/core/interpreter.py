@@ -26,6 +26,12 @@ def _read(env, v):
     return v.value if type(v) is Literal else env[v]
 
 
+def run_concrete(program, args):
+    """``eval_program`` for a caller that knows ``args`` are values (no tracer) and that no
+    trace is being built: a loop running its body program once a step."""
+    return _eval_concrete(program, args)
+
+
 def _eval_concrete(program, args):
     schedule = program._schedule or _schedule(program)
     run = schedule.run

@@ -32,7 +32,7 @@ import itertools
 import numpy as np
 
 from ..core import dtypes
-from ..core.interpreter import eval_program
+from ..core.interpreter import eval_program, run_concrete
 from ..core.ir import Eqn, Program, ShapedArray, Var
 from ..core.linear import (Zero, aval_of, has_tangent, instantiate, is_undefined)
 from ..core.primitive import Primitive, register
@@ -191,10 +191,12 @@ def _scan_impl(*args, body, num_consts, num_carry, length, reverse):
     y_avals = body.out_avals[num_carry:]
     ys = [np.empty((n,) + tuple(a.shape), a.dtype) for a in y_avals] if all(
         type(d) is int for a in y_avals for d in a.shape) else None
-    for step in range(n):
-        i = n - 1 - step if reverse else step
-        outs = eval_program(body, consts + carry + [x[i] for x in xs])
-        carry = [np.asarray(c) for c in outs[:num_carry]]
+    # the body runs once a step, on values the loop made: no trace to look for, and a
+    # carry stays what the body returned until the end (a body of a few small equations
+    # took as long as the loop's own bookkeeping)
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        outs = run_concrete(body, consts + carry + [x[i] for x in xs])
+        carry = outs[:num_carry]
         if ys is None:
             ys = [np.empty((n,) + np.shape(y), a.dtype) for y, a in zip(outs[num_carry:], y_avals)]
         for buf, y in zip(ys, outs[num_carry:]):
