@@ -30,6 +30,7 @@ _exp_loop, _tanh_loop, _log_loop = (_loop(vmath.exp), _loop(vmath.tanh), _loop(v
 _tanh_float32_loop = _loop(vmath.tanh, through_float64=True)
 _log_float32_loop = _loop(vmath.log, through_float64=True)
 _exp32_loop, _tanh32_loop = _loop(vmath.exp32), _loop(vmath.tanh32)
+_log32_loop = _loop(vmath.log32)
 _sin_loop, _cos_loop = _loop(vmath.sin), _loop(vmath.cos)
 _sin32_loop, _cos32_loop = _loop(vmath.sin32), _loop(vmath.cos32)
 
@@ -215,6 +216,30 @@ def test_tanh32_specials_exact():
     got = _apply(_tanh32_loop, x)
     np.testing.assert_array_equal(got, [np.nan, 1.0, -1.0, 0.0, -0.0, 1.0, -1.0])
     assert np.signbit(got[4]) and not np.signbit(got[3])
+
+
+def test_log32_within_one_ulp_of_the_exact_log():
+    rng = np.random.default_rng(6)
+    bits = rng.integers(0, 0x7f800000, 2_000_000).astype(np.int32)      # every binade
+    x = np.concatenate([bits.view(np.float32), rng.uniform(0.5, 2.0, 1_000_000),
+                        rng.uniform(1 - 1e-3, 1 + 1e-3, 100_000),
+                        [1e-45, 1e-40, 1.17549435e-38, 3.4e38]]).astype(np.float32)
+    exact = np.log(x.astype(np.float64))
+    got = _apply(_log32_loop, x)
+    ulp = np.spacing(np.abs(exact.astype(np.float32))).astype(np.float64)
+    assert (np.abs(got - exact) / ulp).max() < 1
+    assert np.mean(got == exact.astype(np.float32)) > 0.97
+    assert got.dtype == np.float32
+    # in float32 lanes (the float64 route runs half as many)
+    assert re.search(r"<(8|16) x float>", _log32_loop.inspect_llvm(_log32_loop.signatures[0]))
+
+
+def test_log32_specials_exact():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 1.0, 2.0 ** -149], np.float32)
+    got = _apply(_log32_loop, x)
+    np.testing.assert_array_equal(got[:7], [np.nan, np.inf, np.nan, -np.inf, -np.inf,
+                                            np.nan, 0.0])
+    assert got[7] == np.float32(np.log(2.0 ** -149))
 
 
 def _sin_cos_samples():

@@ -72,7 +72,8 @@ def _convert(a, i, o):
 
 
 # vmath functions that also have a float32-lane version (twice the lanes of float64)
-_FLOAT32_LANES = {"exp": "exp32", "tanh": "tanh32", "sin": "sin32", "cos": "cos32"}
+_FLOAT32_LANES = {"exp": "exp32", "log": "log32", "tanh": "tanh32", "sin": "sin32",
+                  "cos": "cos32"}
 
 
 def _vmath(name):

@@ -10,7 +10,9 @@ lanes; k from a rounding shift, not floor and conversion: 126 -> 116 us, same bi
 [-745, 710] (NumPy's: 0.69), within 1 ulp of NumPy's, subnormals included, and exact on
 NaN, +-inf and the overflow/underflow thresholds. ``exp32`` is float32 exp in float32
 lanes (within 1 ulp of the correctly rounded result; NumPy's is within 2); ``tanh32``
-likewise (within 1 ulp, 3x the float64 route's speed).
+likewise (within 1 ulp, 3x the float64 route's speed); ``log32`` too (FreeBSD e_logf.c:
+0.83 ulp at most from the exact log on 24M samples, NumPy's float32 log 3.8; 2.3x the
+float64 route's speed, and a float32 loop that calls it keeps all its lanes).
 
 ``tanh`` is Cephes' odd rational below |x| = 0.28 and 1 - 2 / (exp(2|x|) + 1) above, with
 exp kept as 2^k (1 + hi - w) and the sum, quotient and difference compensated (as written,
@@ -314,6 +316,47 @@ def log(x):
     y = -np.inf if x == 0.0 else y
     y = np.nan if x < 0.0 else y
     return y if x < np.inf else x
+
+
+# float32 log in float32 lanes: FreeBSD e_logf.c's x = 2^k (1 + f), s = f / (2 + f), its
+# degree-4 polynomial in s^2 (Lg1-Lg4) and ln 2 in two parts, subnormals scaled by 2^25 first
+_LOG32_LG = tuple(_F32(c) for c in (0.66666662693, 0.40000972152, 0.28498786688,
+                                     0.24279078841))
+_LOG32_LN2_HI = _F32(6.9313812256e-01)
+_LOG32_LN2_LO = _F32(9.0580006145e-06)
+_SMALLEST_NORMAL32 = _F32(np.finfo(np.float32).tiny)
+_TWO25_32 = _F32(2.0 ** 25)
+_MANTISSA32 = np.int32((1 << 23) - 1)
+_SQRT2_CARRY32 = np.int32(0x95f64 << 3)     # mantissas from sqrt(2) up carry into the exponent
+_CARRY_BIT32 = np.int32(1 << 23)
+_EXPONENT_OF_ONE32 = np.int32(127 << 23)
+_BIAS32, _BIAS32_SUBNORMAL = _F32(127.0), _F32(127.0 + 25.0)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def log32(x):
+    """log of a float32 in float32 arithmetic, within 1 ulp of the correctly rounded
+    result; log(0) = -inf, log(x < 0) = NaN, exact on NaN and +inf.
+
+    >>> log32(np.float32(2.0))       # float32(0.6931472), boxed as a Python float
+    0.6931471824645996
+    """
+    lg1, lg2, lg3, lg4 = _LOG32_LG
+    subnormal = x < _SMALLEST_NORMAL32
+    bits = _float32_bits_as_int32(x * _TWO25_32 if subnormal else x)
+    m = bits & _MANTISSA32
+    carry = (m + _SQRT2_CARRY32) & _CARRY_BIT32
+    f = _int32_bits_as_float32(m | (carry ^ _EXPONENT_OF_ONE32)) - _F32(1.0)
+    k = _F32((bits >> 23) + (carry >> 23)) - (_BIAS32_SUBNORMAL if subnormal else _BIAS32)
+    s = f / (_F32(2.0) + f)
+    z = s * s
+    w = z * z
+    r = z * (lg1 + w * lg3) + w * (lg2 + w * lg4)
+    hfsq = _F32(0.5) * f * f
+    y = k * _LOG32_LN2_HI - ((hfsq - (s * (hfsq + r) + k * _LOG32_LN2_LO)) - f)
+    y = _F32(-np.inf) if x == _F32(0.0) else y
+    y = _F32(np.nan) if x < _F32(0.0) else y
+    return y if x < _F32(np.inf) else x
 
 
 # sin and cos. x = n pi/2 + r, |r| <= pi/4, as r = rh + rl (a double-double: x can lie
