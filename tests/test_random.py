@@ -5,6 +5,7 @@ bits, derivatives of the reparameterized samplers.
 The KS checks draw 4000 samples: at the 1e-4 level they reject a distribution whose CDF is
 off by more than ~0.035 anywhere (power ~0.99), and a correct sampler fails one with
 probability 1e-4; the keys are fixed, so each check is deterministic."""
+import collections
 import math
 import warnings
 
@@ -302,3 +303,11 @@ def test_tf_random_and_numpy_outside_the_trace_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tf.make_program(lambda x, k: x + random.normal(k, (3,)) + noise)(np.ones(3), KEY)
+
+
+def test_traced_threefry_runs_in_32_bit_words():
+    # int64 words, masked after every sum, made a kernel run its float32 sampler at half
+    # its lanes; int32 words wrap as uint32's do, to the same bits (the tests above)
+    program = tf.make_program(lambda k: random.normal(k, (64,), np.float32))(KEY)
+    kinds = collections.Counter(v.aval.dtype.name for e in program.eqns for v in e.outvars)
+    assert kinds["int32"] > 100 and kinds["int64"] <= 8, kinds  # int64: key words, counters

@@ -63,20 +63,3 @@ def test_a_program_of_many_loop_nests_is_cut_into_kernels_that_compute_the_same_
     np.testing.assert_array_equal(got, whole.run([x])[0])
     np.testing.assert_allclose(got, f(x), rtol=1e-12, atol=1e-12)
 
-
-def test_float32_math_after_64_bit_integer_work_is_a_loop_of_its_own():
-    # a loop vectorizes at the width of its widest values: the float32 normal sampler's
-    # erfinv runs apart from the int64 Threefry words it is made from, the float64 one not
-    from tf_numba import random
-    from tf_numba.lowering.partition import FusedRegion, partition
-    from tf_numba.transforms.lowering_rewrites import prepare_for_lowering
-
-    def regions(dtype):       # the sampler's loops over its 64 values
-        program = tf.make_program(lambda k: random.normal(k, (64,), dtype))(random.key(3))
-        return [s for s in partition(prepare_for_lowering(program))
-                if type(s) is FusedRegion and s.space == (64,) and len(s.eqns) > 1]
-    bits, floats = regions(np.float32)
-    assert any(v.aval.dtype == np.int64 for e in bits.eqns for v in e.outvars)
-    assert all(v.aval.dtype in (np.float32, np.bool_) for e in floats.eqns
-               for v in e.outvars)
-    assert len(regions(np.float64)) == 1

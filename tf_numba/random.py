@@ -4,7 +4,8 @@ samplers, the same bits as JAX's default generator.
 A key is a plain ``(2,)`` int64 array holding two 32-bit words (tf_numba has no uint32;
 ``np.asarray(jax_key)`` is accepted and ``key.astype(np.uint32)`` is JAX's key data). A
 sampler is a pure function of its key: the same key gives the same numbers eagerly, under
-``jit`` (where Threefry is elementwise integer arithmetic fused into the kernel) and under
+``jit`` (where Threefry is elementwise int32 arithmetic, wrapping as uint32's does, fused
+into the kernel) and under
 ``vmap`` over keys: the same bits for keys, ``bits``, ``uniform`` and the integer samplers;
 samplers that take a ``log`` may differ in the last bit between eager and ``jit`` (NumPy's
 ``log`` against the compiled one, within an ulp). Reuse of a key gives the same numbers
@@ -63,21 +64,30 @@ class _NumpyWords:
 
 
 class _TracedWords:
-    """32-bit words held in int64 tracers: sums masked to 32 bits, a rotation as a product
-    (exact: the words are below 2**32, so ``x << r`` stays below 2**63) and a logical right
-    shift. Threefry is then made of elementwise integer primitives, which compile into the
-    fused kernels."""
+    """32-bit words held in int32 tracers: sums and products wrap as uint32's do (two's
+    complement keeps the bits), a rotation is a product and a logical right shift. Threefry
+    is then made of elementwise integer primitives, which compile into the fused kernels
+    in 32-bit lanes (int64 words, masked to 32 bits after every sum, ran at half the
+    lanes). ``words`` makes int32 words of int64 values below 2**32; ``widened`` the
+    other way round."""
 
     @staticmethod
     def add(*xs):
-        return tnp.bitwise_and(functools.reduce(tnp.add, xs), _MASK)
+        return functools.reduce(tnp.add, xs)
 
     @staticmethod
     def rotl(x, r):
-        return tnp.bitwise_or(tnp.bitwise_and(x * (1 << r), _MASK),
-                              shift_right_logical(x, 32 - r))
+        return tnp.bitwise_or(x * (1 << r), shift_right_logical(x, 32 - r))
 
     xor = staticmethod(tnp.bitwise_xor)
+
+    @staticmethod
+    def words(x):
+        return tnp.asarray(x).astype(np.int32)
+
+    @staticmethod
+    def widened(x):
+        return tnp.bitwise_and(x.astype(np.int64), _MASK)
 
 
 def _threefry2x32(w, k0, k1, x0, x1):
@@ -121,10 +131,10 @@ def _key_error(key, what):
 
 
 def _words_out(w0, w1, eager):
-    """Threefry outputs as int64 arrays (stacked by the caller)."""
+    """Threefry outputs as int64 arrays of values below 2**32 (stacked by the caller)."""
     if eager:
         return w0.astype(np.int64), w1.astype(np.int64)
-    return w0, w1
+    return _TracedWords.widened(w0), _TracedWords.widened(w1)
 
 
 def _counts(shape, eager):
@@ -145,14 +155,18 @@ def _counts(shape, eager):
                                       for d, s in enumerate(strides)])
 
 
-def _hash_counts(key, shape, what):
-    """Threefry of the counters of ``shape`` under ``key``: two int64 word arrays."""
+def _hash_counts(key, shape, what, narrow=False):
+    """Threefry of the counters of ``shape`` under ``key``: two int64 word arrays (values
+    below 2**32), or, ``narrow``, the traced words as they are (int32, the same bits)."""
     k0, k1 = _key_words(key, what)
     eager = not _is_traced(k0, k1)
-    w = _NumpyWords if eager else _TracedWords
-    hi = np.uint32(0) if eager else 0
-    y0, y1 = _threefry2x32(w, k0, k1, hi, _counts(tuple(shape), eager))
-    return _words_out(y0, y1, eager)
+    if eager:
+        y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0), _counts(tuple(shape), True))
+        return _words_out(y0, y1, True)
+    w = _TracedWords
+    y0, y1 = _threefry2x32(w, w.words(k0), w.words(k1), 0,
+                           w.words(_counts(tuple(shape), False)))
+    return (y0, y1) if narrow else _words_out(y0, y1, False)
 
 
 def _shape_of(shape, what):
@@ -219,8 +233,10 @@ def fold_in(key, data):
         return np.array([y0, y1], np.int64)
     if not isinstance(k0, Tracer):
         k0, k1 = np.int64(k0), np.int64(k1)
-    y0, y1 = _threefry2x32(_TracedWords, k0, k1, 0, tnp.bitwise_and(data, _MASK))
-    return tnp.stack([y0, y1])
+    w = _TracedWords
+    y0, y1 = _threefry2x32(w, w.words(k0), w.words(k1), 0,
+                           w.words(tnp.bitwise_and(data, _MASK)))
+    return tnp.stack(_words_out(y0, y1, False))
 
 
 def bits(key, shape=()):
@@ -242,7 +258,7 @@ def _float_dtype(dtype, what):
 def _unit_floats(key, shape, dtype, what):
     """Floats in [0, 1) from the bits: the top 23 (float32) or 52 (float64) bits as the
     mantissa, JAX's construction (its ``1.m - 1`` bitcast is the exact product here)."""
-    y0, y1 = _hash_counts(key, shape, what)
+    y0, y1 = _hash_counts(key, shape, what, narrow=dtype == dtypes.float32)
     if dtype == dtypes.float32:
         mantissa = shift_right_logical(tnp.bitwise_xor(y0, y1), 9)
         return mantissa.astype(np.float32) * np.float32(2.0 ** -23)

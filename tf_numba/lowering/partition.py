@@ -101,19 +101,7 @@ def _fits(region, eqn):
     for v in eqn.invars:
         if type(v) is Var and v in region.reduced:
             return False
-    return not _narrows_lanes(region, eqn)
-
-
-def _narrows_lanes(region, eqn):
-    """Is ``eqn`` a conversion of a 64-bit integer the region made to a 32-bit float? It
-    starts a region of its own: LLVM vectorizes a loop at the width of its widest values,
-    so float32 math after 64-bit integer work ran at half its lanes (a float32 normal
-    sampler's Threefry bits and erfinv: 2.0 ms fused, 1.3 ms as two loops)."""
-    if eqn.prim.name != "convert_element_type":
-        return False
-    x = eqn.invars[0]
-    return (type(x) is Var and x in region.defined and eqn.outvars[0].aval.dtype.itemsize == 4
-            and dtypes.is_integer(x.aval.dtype) and x.aval.dtype.itemsize == 8)
+    return True
 
 
 def partition(program):
