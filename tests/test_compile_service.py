@@ -54,9 +54,16 @@ def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_t
     assert compiles == "0"
     # the worker finishes the job it was sent after the script has gone
     assert _wait_for(lambda: _numba_entries(tmp_path), 90), "no kernel reached the cache"
-    # a first call is answered by the interpreter; the second loads the kernel from disk
-    second = _run_script(textwrap.dedent(script) + 'f(x)\nprint(tf.cache_info()["disk_hits"])',
-                         tmp_path)
+    # a first call is answered by the interpreter; a later one loads the kernel from disk
+    # (once numba's imports, made in a thread meanwhile, are done)
+    second = _run_script(textwrap.dedent(script) + textwrap.dedent("""
+        import time
+        deadline = time.monotonic() + 60
+        while tf.cache_info()["disk_hits"] < 1 and time.monotonic() < deadline:
+            f(x)
+            time.sleep(0.01)
+        print(tf.cache_info()["disk_hits"])
+    """), tmp_path)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split()[0] == value
     assert int(second.stdout.split()[-1]) >= 1           # loaded, not compiled again

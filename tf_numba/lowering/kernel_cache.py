@@ -8,6 +8,7 @@ foreign) is rewritten, never trusted.
 """
 import collections
 import hashlib
+import importlib
 import importlib.util
 import os
 import pickle
@@ -43,6 +44,41 @@ def default_cache_dir():
         return None if chosen.lower() in ("", "0", "off", "none") else chosen
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tf_numba")
+
+
+class _NumbaImports:
+    """numba's first kernel load or install in a process imports SciPy's BLAS and LAPACK
+    bindings (its BLAS check, when it loads its registries): ~0.25 s of a warm run's
+    second call, on the user's thread. ``start`` imports them in a thread (``jit`` calls
+    it when it wraps a function), overlapping the tracing and the first interpreted
+    calls; a tiered plan loads or installs its kernels once ``done``. Python imports only
+    (SciPy imports nothing of numba's or ours): no LLVM runs outside the user's thread."""
+    MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
+
+    def __init__(self):
+        self._thread = None
+        self._lock = threading.Lock()
+
+    def start(self):
+        with self._lock:
+            if self._thread is None and not all(m in sys.modules for m in self.MODULES):
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="tf_numba-imports")
+                self._thread.start()
+
+    def _run(self):
+        for name in self.MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:       # numba then does without, as it would have
+                pass
+
+    def done(self):
+        thread = self._thread
+        return thread is None or not thread.is_alive()
+
+
+NUMBA_IMPORTS = _NumbaImports()
 
 
 class Kernel:

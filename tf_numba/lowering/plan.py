@@ -31,7 +31,7 @@ from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
 from .compile_service import SERVICE
-from .kernel_cache import KERNELS
+from .kernel_cache import KERNELS, NUMBA_IMPORTS
 from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, lowerable,
                        segment_program, split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
@@ -174,6 +174,8 @@ class Plan:
             if jobs is None and not self._gave_up:
                 outs, self._jobs, self._on_disk = self._find_kernels(args)
                 return outs
+            if not NUMBA_IMPORTS.done():      # (numba would import them here)
+                return self.interpret(args)
             if self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
