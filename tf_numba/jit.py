@@ -14,7 +14,6 @@ from .core import pytree
 from .core.trace import Tracer, current_builder
 from .errors import TfNumbaError
 from .lowering.compile_service import SERVICE
-from .lowering.kernel_cache import NUMBA_IMPORTS
 from .runtime import CpuEngine, default_runtime
 from .transforms.simplify import simplify
 
@@ -61,7 +60,6 @@ class Jitted:
         self._fast = {}      # positional-ndarray signature -> call of a compiled plan
         if tiered is not False:
             SERVICE.prestart()      # a process that jits compiles: its worker starts now
-            NUMBA_IMPORTS.start()   # and what numba imports to load a kernel
 
     def __call__(self, *args, **kwargs):
         return self.call_slow(args, kwargs)   # the fast path lives in as_function()

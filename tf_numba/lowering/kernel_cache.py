@@ -49,10 +49,11 @@ def default_cache_dir():
 class _NumbaImports:
     """numba's first kernel load or install in a process imports SciPy's BLAS and LAPACK
     bindings (its BLAS check, when it loads its registries): ~0.25 s of a warm run's
-    second call, on the user's thread. ``start`` imports them in a thread (``jit`` calls
-    it when it wraps a function), overlapping the tracing and the first interpreted
-    calls; a tiered plan loads or installs its kernels once ``done``. Python imports only
-    (SciPy imports nothing of numba's or ours): no LLVM runs outside the user's thread."""
+    second call, on the user's thread. ``start`` imports them in a thread (a tiered plan
+    calls it after its first call, which it would slow by ~6 ms), overlapping the next
+    interpreted calls; the plan loads or installs its kernels once ``done``. Python
+    imports only (SciPy imports nothing of numba's or ours): no LLVM runs outside the
+    user's thread."""
     MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
 
     def __init__(self):

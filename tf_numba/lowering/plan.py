@@ -173,6 +173,7 @@ class Plan:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
                 outs, self._jobs, self._on_disk = self._find_kernels(args)
+                NUMBA_IMPORTS.start()         # after the first call, which it would slow
                 return outs
             if not NUMBA_IMPORTS.done():      # (numba would import them here)
                 return self.interpret(args)
