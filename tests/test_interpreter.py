@@ -75,3 +75,21 @@ def test_equations_of_constants_are_computed_once_when_the_program_is_scheduled(
     names = [step[-1].prim.name for step in program._schedule.steps]
     assert "dim_size" in [e.prim.name for e in program.eqns]
     assert "dim_size" not in names and "convert_element_type" not in names, names
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_a_constant_output_is_a_new_array_on_every_call(tiered):
+    # a const, a literal or a gradient that is zero is the same value in every run: a
+    # caller that changes what one call gave it must change no later call
+    def f(x):
+        zero_grad = tf.grad(lambda y: tnp.sum(y) * 0.0 + 1.0)(x)
+        return tnp.sum(x), tnp.ones(3) * 2.0, zero_grad, tnp.zeros(()) + x.shape[0] / 2
+    jitted = tf.jit(f, tiered=tiered)
+    x = np.arange(4.0)
+    for _ in range(RUNS):
+        out = jitted(x)
+        np.testing.assert_array_equal(out[1], [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(out[2], np.zeros(4))
+        assert float(out[3]) == 2.0
+        for changed in out[1:]:
+            changed[...] = -1.0

@@ -4,7 +4,8 @@ Evaluating a program inside a trace is how a transformed program is inlined into
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
 import keyword
-import math
+
+import numpy as np
 
 from ..errors import TfNumbaError
 from .ir import Literal, Var
@@ -127,7 +128,8 @@ def _schedule(program):
                 value = eqn.prim.impl(*[regs[i] for i in ins], **eqn.params)
             except Exception:       # left for the run to raise, naming the user's line
                 pass
-            else:
+            else:       # (as a NumPy scalar: what every run returns is its own)
+                value = value[()] if type(value) is np.ndarray else value
                 constant.add(register(eqn.outvars[0], value))
                 continue
         outs = tuple(register(v) for v in eqn.outvars)
@@ -138,17 +140,13 @@ def _schedule(program):
     return program._schedule
 
 
-# an equation of constants is computed once, when its program is scheduled, if its result
-# is at most this many elements: a mean's 1/n is three equations a run (dim_size, convert,
-# divide), where NumPy's hand-written mean has none
-FOLD_MAX_SIZE = 64
-
-
 def _foldable(eqn):
-    if eqn.prim.multiple_results or eqn.prim in EFFECTFUL:
-        return False
-    shape = eqn.outvars[0].aval.shape
-    return all(type(d) is int for d in shape) and math.prod(shape) <= FOLD_MAX_SIZE
+    """An equation of constants with a scalar result is computed once, when its program is
+    scheduled: a mean's 1/n was three equations a run (dim_size, convert, divide), where
+    NumPy's hand-written mean has none. Not an array: a run would hand out the same one
+    each time (and a view of it), for its caller to change."""
+    return (not eqn.prim.multiple_results and eqn.prim not in EFFECTFUL
+            and eqn.outvars[0].aval.shape == ())
 
 
 def _as_python(program, schedule):

@@ -7,7 +7,7 @@ program is one kernel and ``run`` is a single call.
 
 Tiers: a tiered plan (the default) answers with the NumPy interpreter until its kernels are
 ready, then runs them. A kernel this process has is ready at once; one numba's disk cache
-holds is loaded on the second call; the others are made by compile workers
+holds is loaded on a later call; the others are made by compile workers
 (``compile_service``: other processes, so the interpreter keeps the GIL and the cores'
 time to itself) while calls are interpreted. ``tiered=False`` (or ``TF_NUMBA_TIERED=0``)
 compiles on the first call, in the caller's thread.
@@ -72,6 +72,7 @@ class Plan:
         lapack = lapack_libraries(groups)
         consts = dict(program.consts)
         self.consts = consts
+        self._shared = _shared_outputs(self.program.outvars, consts)    # (_as_arrays)
         for g, group in enumerate(groups):
             if not isinstance(group, list):
                 self.segments.append(InterpretedStep(group))
@@ -164,8 +165,9 @@ class Plan:
 
     def _run_tiered(self, args):
         """A call before the kernels are ready: the first one reads each kernel's argument
-        types on the way and sends for the kernels it cannot find; the next one loads
-        those in numba's disk cache (numba's first load in a process costs ~0.2 s, which a
+        types on the way and sends for the kernels it cannot find; the next one once
+        numba's imports are done (``kernel_cache.NUMBA_IMPORTS``, in a thread) loads those
+        in numba's disk cache (numba's first load in a process costs ~0.2 s more, which a
         first call answered by the interpreter need not wait for); every call answers by
         the interpreter until all have arrived, and the first after that is checked
         (``_run_checked``)."""
@@ -289,9 +291,11 @@ class Plan:
             # the program as the kernels compute it (a scan's per-step products run as one
             # product before the loop, on the interpreter too), broadcasts read as views
             program = self._interpreted = _broadcasts_as_views(self.rewritten)
+            self._interpreted_shared = _shared_outputs(program.outvars, dict(program.consts))
+        shared = self._interpreted_shared
         if self.symbolic:
             program = specialize(program, bind_dims(program, args))
-        return _as_arrays(eval_program(program, list(args)))
+        return _as_arrays(eval_program(program, list(args)), shared)
 
     def compile(self, args=None):
         """Wait until the kernels a first run sent for have arrived (a tiered plan needs
@@ -336,7 +340,7 @@ class Plan:
                 seg_args = [env[v] for v in sub.invars]
                 outs = seg(seg_args) if run_kernel is None else run_kernel(seg, seg_args)
                 env.update(zip(sub.outvars, outs))
-        return _as_arrays([_read(env, v) for v in self.program.outvars])
+        return _as_arrays([_read(env, v) for v in self.program.outvars], self._shared)
 
     def as_text(self):
         parts = [f"program ({len(self.program.eqns)} equations):", str(self.program), ""]
@@ -399,10 +403,20 @@ def _broadcasts_as_views(program):
     return program.replace(eqns=eqns)
 
 
-def _as_arrays(outs):
+def _as_arrays(outs, shared=()):
     """Outputs as ndarrays: NumPy's reductions give NumPy scalars, a kernel 0-d arrays,
-    and a plan gives the same whichever tier answers."""
-    return [x if type(x) is np.ndarray else np.asarray(x) for x in outs]
+    and a plan gives the same whichever tier answers. The ``shared`` ones are a literal
+    or a const of the program, the same array every run (a gradient that is zero): each
+    run hands out a copy, so that a caller changing one changes no later run."""
+    outs = [x if type(x) is np.ndarray else np.asarray(x) for x in outs]
+    for i in shared:
+        outs[i] = outs[i].copy()
+    return outs
+
+
+def _shared_outputs(outvars, consts):
+    """The positions of the outputs that are literals or ``consts``."""
+    return tuple(i for i, v in enumerate(outvars) if type(v) is Literal or v in consts)
 
 
 def _as_written(value, inputs):
