@@ -163,10 +163,16 @@ def _hash_counts(key, shape, what, narrow=False):
     if eager:
         y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0), _counts(tuple(shape), True))
         return _words_out(y0, y1, True)
-    w = _TracedWords
-    y0, y1 = _threefry2x32(w, w.words(k0), w.words(k1), 0,
-                           w.words(_counts(tuple(shape), False)))
+    y0, y1 = _traced_threefry(k0, k1, _counts(tuple(shape), False))
     return (y0, y1) if narrow else _words_out(y0, y1, False)
+
+
+def _traced_threefry(k0, k1, counts):
+    """Threefry of the counters ``counts`` (their low words; the high ones are 0) under
+    the key words ``(k0, k1)``, all int64 values below 2**32: two int32 word arrays
+    (``_TracedWords``)."""
+    w = _TracedWords
+    return _threefry2x32(w, w.words(k0), w.words(k1), 0, w.words(counts))
 
 
 def _shape_of(shape, what):
@@ -233,9 +239,7 @@ def fold_in(key, data):
         return np.array([y0, y1], np.int64)
     if not isinstance(k0, Tracer):
         k0, k1 = np.int64(k0), np.int64(k1)
-    w = _TracedWords
-    y0, y1 = _threefry2x32(w, w.words(k0), w.words(k1), 0,
-                           w.words(tnp.bitwise_and(data, _MASK)))
+    y0, y1 = _traced_threefry(k0, k1, tnp.bitwise_and(data, _MASK))
     return tnp.stack(_words_out(y0, y1, False))
 
 

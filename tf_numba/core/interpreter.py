@@ -19,7 +19,7 @@ def eval_program(program, args):
         raise TypeError(f"program takes {len(program.invars)} inputs, got {len(args)}")
     builder = current_builder()
     if builder is None and not any(type(a) is Tracer for a in args):
-        return _eval_concrete(program, args)
+        return run_concrete(program, args)
     return _eval_staged(program, args, builder)
 
 
@@ -30,10 +30,6 @@ def _read(env, v):
 def run_concrete(program, args):
     """``eval_program`` for a caller that knows ``args`` are values (no tracer) and that no
     trace is being built: a loop running its body program once a step."""
-    return _eval_concrete(program, args)
-
-
-def _eval_concrete(program, args):
     schedule = program._schedule or _schedule(program)
     run = schedule.run
     if run is None:

@@ -11,11 +11,11 @@ own serialized compile result, which the user's process adds to its dispatcher i
 milliseconds.
 
 Lifetime: the first worker starts when ``jit`` wraps a function (``prestart``), the others
-when jobs come; each reads jobs from a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs it has
-already been sent (so their kernels land in the disk cache and the next run starts warm)
-and exits. Nothing else stays behind. A worker that dies mid-compile costs a retry on a
-new worker; a compile that fails the same way twice is reported to the caller, whose plan
-keeps running on the interpreter.
+when jobs come; each reads jobs from a pipe. When the user's process exits, the pipe
+closes; a worker finishes the jobs it has already been sent (so their kernels land in the
+disk cache and the next run starts warm) and exits. Nothing else stays behind. A worker
+that dies mid-compile costs a retry on a new worker; a compile that fails the same way
+twice is reported to the caller, whose plan keeps running on the interpreter.
 """
 import itertools
 import os
