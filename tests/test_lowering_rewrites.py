@@ -69,6 +69,10 @@ def test_the_weight_gradients_an_rnn_accumulates_leave_its_backward_loop():
     assert sum(before) - sum(after) == 3
     backward = _scans(rewritten)[-1].params["body"]
     assert sum(e.prim.name == "dot_general" for e in backward.eqns) == 1
+    # the gradients start at zero: each is its product over the steps, not zeros + it
+    zero_fills = {e.outvars[0] for e in rewritten.eqns if e.prim.name == "broadcast_in_dim"
+                  and type(e.invars[0]) is tf.core.ir.Literal and not np.any(e.invars[0].value)}
+    assert not [e for e in rewritten.eqns if e.prim.name == "add" and zero_fills & set(e.invars)]
     # the values: the rewritten program, the compiled plan and the interpreter against
     # central differences of a NumPy loop
     got = dict(zip(sorted(params), tf.core.interpreter.eval_program(

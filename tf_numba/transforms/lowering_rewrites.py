@@ -13,8 +13,10 @@ its docstring says so) in a form the generated code runs faster.
 import collections
 import math
 
+import numpy as np
+
 from ..core.interpreter import eval_program
-from ..core.ir import Eqn, Var
+from ..core.ir import Eqn, Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from ..ops import control
@@ -217,20 +219,31 @@ def sink_accumulated_products(program):
     stacked input the scan reads, or a new stacked output). The gradient of an RNN's
     weights is such a carry: 50 small products in the backward loop become one product
     BLAS runs at full speed, and each step of the loop has three equations fewer to run.
-    The sums come in BLAS's order, not the loop's."""
-    eqns, changed = [], False
+    The sums come in BLAS's order, not the loop's, and a carry that starts at zero (a
+    gradient's, always) is the sum itself: no pass adding it to a zero array, which is
+    also JAX's answer (its symbolic zeros are never added), ``-0.0`` included."""
+    eqns, changed, zeros = [], False, set()
     for eqn in program.eqns:
-        sunk = _sunk_scan(eqn) if eqn.prim is control.scan_p else None
+        sunk = _sunk_scan(eqn, zeros) if eqn.prim is control.scan_p else None
         if sunk is None:
             eqns.append(eqn)
+            if _is_zero_fill(eqn):
+                zeros.add(eqn.outvars[0])
         else:
             eqns.extend(sunk)
             changed = True
-    return program.replace(eqns=eqns) if changed else program
+    return dead_code_elimination(program.replace(eqns=eqns)) if changed else program
 
 
-def _sunk_scan(eqn):
-    """The equations replacing one scan whose carries accumulate products, or None."""
+def _is_zero_fill(eqn):
+    """Whether ``eqn`` broadcasts a literal zero (either sign)."""
+    return eqn.prim.name == "broadcast_in_dim" and type(eqn.invars[0]) is Literal and not \
+        np.any(eqn.invars[0].value)
+
+
+def _sunk_scan(eqn, zeros):
+    """The equations replacing one scan whose carries accumulate products, or None;
+    ``zeros`` holds the values known to be zero arrays."""
     p = eqn.params
     body, nc, nk, length = p["body"], p["num_consts"], p["num_carry"], p["length"]
     if type(length) is not int or length < 2 or body.consts:
@@ -277,8 +290,12 @@ def _sunk_scan(eqn):
     outer.update(zip(stacked_made, new_stacks))
     out = [loop]
     for j, (add, term) in sinks.items():
+        stacks = [outer[v] for v in term.invars]
+        if init[j] in zeros:
+            out.append(_over_steps(term, stacks, carry_out[j]))
+            continue
         total = Var(carry_out[j].aval)
-        out.append(_over_steps(term, [outer[v] for v in term.invars], total))
+        out.append(_over_steps(term, stacks, total))
         out.append(Eqn(add.prim, (init[j], total), (carry_out[j],), {}, eqn.source))
     return out
 
