@@ -203,6 +203,38 @@ def test_disk_cache_serves_a_fresh_process_and_rebuilds_corrupt_entries(tmp_path
     assert damaged.returncode == 0, damaged.stderr
 
 
+def test_kernels_assign_no_array_to_a_slice(tmp_path):
+    """A kernel line assigning an array to a slice or row (``grown[:n] = active``) makes
+    numba compile the formatting of its shape-mismatch error: ~3 s the first time in a
+    process, which a compile worker pays again. Sorted rows and the tape a recorded while
+    loop grows were such lines; here, in a fresh process, numba compiles neither kernel
+    with it."""
+    code = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from numba.core import event
+        compiled = []
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+            def on_end(self, ev):
+                pass
+        event.register("numba:compile", Listener())
+        def newton_sqrt(a):
+            return tf.lax.while_loop(lambda c: c[0] < 40, lambda c: (c[0] + 1,
+                                     0.5 * (c[1] + a / c[1])), (0, a + 1.0))[1]
+        x = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+        sort = tf.jit(lambda x: tnp.sort(x, axis=1) * 2.0, tiered=False)
+        assert (sort(x) == np.sort(x, axis=1) * 2.0).all()
+        grow = tf.jit(tf.grad(newton_sqrt), tiered=False)    # 40 steps: the tape grows
+        assert abs(grow(2.0) - 0.5 / np.sqrt(2.0)) < 1e-12
+        print(sum("kernel" in name for name in compiled), [
+            name for name in compiled if "shape_context" in name])
+    """
+    run = _run(code, dict(_env(tmp_path), TF_NUMBA_CACHE_DIR="off"))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "[]"], run.stdout
+
+
 def test_compiles_are_counted_with_the_disk_cache_off(tmp_path):
     env = dict(_env(tmp_path), TF_NUMBA_CACHE_DIR="off")
     run = _run(CHILD.format(k=3), env)

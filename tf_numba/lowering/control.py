@@ -254,7 +254,9 @@ def _emit_while(em, ins, outs, eqn):
         em.indent += 1
         grown = em.fresh("grown")
         em.emit(f"{grown} = np.empty(2 * {cap}, np.bool_)")
-        em.emit(f"{grown}[:{cap}] = {active}")
+        # a loop, not ``grown[:cap] = active``: numba compiles an array assigned to a
+        # slice with the formatting of its shape-mismatch error, ~3 s the first time
+        _store(em, grown, active, 1)
         em.emit(f"{active} = {grown}")
         for k, (tape, a) in enumerate(zip(tapes, avals)):
             bigger = _buffer(em, f"2 * {cap}", a)

@@ -478,8 +478,12 @@ def _sort(em, ins, outs, eqn):
     else:
         keys = ", ".join(f"{src}[{r}]" for src, _ in rows[:num_keys])
         em.emit(f"    {order} = loops.sort_order(np.stack(({keys},)))")
+    # element by element: a row assigned an array compiles numba's shape-mismatch error
+    # formatting, ~3 s the first time in a process
+    c = em.fresh("c")
+    em.emit(f"    for {c} in range({order}.shape[0]):")
     for name, (src, _) in zip(sorted_rows, rows):
-        em.emit(f"    {name}[{r}] = {src}[{r}][{order}]")
+        em.emit(f"        {name}[{r}, {c}] = {src}[{r}, {order}[{c}]]")
     for out, name, x in zip(outs, sorted_rows, ins):
         _unrows(em, out, name, f"{x}.shape", perm)
 

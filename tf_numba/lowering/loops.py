@@ -84,7 +84,11 @@ def _gemm_to_for(ta, tb, m, n, k, a, lda, b, ldb, out):
     def through_copy(ta, tb, m, n, k, a, lda, b, ldb, out):
         c = np.empty((m, n), out.dtype)
         _gemm(ta, tb, m, n, k, a, lda, b, ldb, c, max(n, 1))
-        out[:] = c
+        # element by element: ``out[:] = c`` compiles numba's formatting of a
+        # shape-mismatch error, ~3 s the first time in a process
+        for i in range(m):
+            for j in range(n):
+                out[i, j] = c[i, j]
     return through_copy
 
 
@@ -205,8 +209,10 @@ def flat_rows(idx, sizes):
 @_jit
 def gather_rows(x, rows):
     out = np.empty((rows.shape[0], x.shape[1]), x.dtype)
-    for b in range(rows.shape[0]):
-        out[b, :] = x[rows[b], :]
+    for b in range(rows.shape[0]):      # element by element: see ``gemm_into``'s copy
+        r = rows[b]
+        for c in range(x.shape[1]):
+            out[b, c] = x[r, c]
     return out
 
 
