@@ -41,17 +41,23 @@ def _wait_for(predicate, seconds):
 def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_the_cache(
         tmp_path):
     script = """
+        import sys, threading
         import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
         f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * 1.75 + tnp.cos(x)))
         x = np.linspace(0.0, 1.0, 50)
         print(float(f(x)), tf.cache_info()["compiles"])   # interpreted: nothing compiled yet
+        # with no kernel to load yet, numba's SciPy imports have not started
+        for _ in range(5):
+            f(x)
+        print("tf_numba-imports" in [t.name for t in threading.enumerate()] or
+              "scipy.linalg.cython_blas" in sys.modules)
     """
     first = _run_script(script, tmp_path)
     assert first.returncode == 0, first.stderr
-    value, compiles = first.stdout.split()
+    value, compiles, importing = first.stdout.split()
     x = np.linspace(0.0, 1.0, 50)
     assert float(value) == pytest.approx(np.sum(np.sin(x) * 1.75 + np.cos(x)), rel=1e-12)
-    assert compiles == "0"
+    assert compiles == "0" and importing == "False"
     # the worker finishes the job it was sent after the script has gone
     assert _wait_for(lambda: _numba_entries(tmp_path), 90), "no kernel reached the cache"
     # a first call is answered by the interpreter; a later one loads the kernel from disk

@@ -165,20 +165,28 @@ class Plan:
 
     def _run_tiered(self, args):
         """A call before the kernels are ready: the first one reads each kernel's argument
-        types on the way and sends for the kernels it cannot find; the next one once
-        numba's imports are done (``kernel_cache.NUMBA_IMPORTS``, in a thread) loads those
-        in numba's disk cache (numba's first load in a process costs ~0.2 s more, which a
-        first call answered by the interpreter need not wait for); every call answers by
-        the interpreter until all have arrived, and the first after that is checked
+        types on the way and sends for the kernels it cannot find. Once there are kernels
+        to load, numba's imports start in a thread (``kernel_cache.NUMBA_IMPORTS``), and
+        when they are done a call loads the kernels in numba's disk cache or installs
+        those arrived (numba's first load in a process costs ~0.2 s more, which a call
+        answered by the interpreter need not wait for). Every call answers by the
+        interpreter until all have arrived, and the first after that is checked
         (``_run_checked``)."""
         with self._lock:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
                 outs, self._jobs, self._on_disk = self._find_kernels(args)
-                NUMBA_IMPORTS.start()         # after the first call, which it would slow
+                if self._on_disk:
+                    NUMBA_IMPORTS.start()     # after the first call, which it would slow
                 return outs
-            if not NUMBA_IMPORTS.done():      # (numba would import them here)
-                return self.interpret(args)
+            arrived = bool(jobs) and all(job.done.is_set() for _, _, job in jobs)
+            if self._on_disk or arrived:
+                # only once there is a kernel to load: a script that ends before its
+                # kernels arrive would hold the GIL for the imports, ~0.1-0.3 s of its
+                # interpreted calls, for nothing
+                NUMBA_IMPORTS.start()
+                if not NUMBA_IMPORTS.done():  # (numba would import them here)
+                    return self.interpret(args)
             if self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
