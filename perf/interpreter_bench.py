@@ -31,12 +31,10 @@ TARGET = 1.2
 
 def _never_compile():
     """Hold every plan on the interpreter: an empty disk cache, and compile jobs taken and
-    never answered (and no worker started ahead of them: its start is a second of CPU the
-    first case would share its cores with)."""
+    never answered (so no worker starts)."""
     os.environ["TF_NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="tf_numba_interpreted_")
     from tf_numba.lowering import compile_service
     compile_service.SERVICE.submit = lambda request: compile_service.Job(request)
-    compile_service.SERVICE.prestart = lambda: None
 
 
 def main():

@@ -285,6 +285,38 @@ def test_a_second_process_waits_for_a_compile_in_flight_instead_of_repeating_it(
     assert not glob.glob(os.path.join(str(tmp_path), "*", "*.lock"))
 
 
+def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
+    """A plan whose kernel another process's worker is compiling (its lock file is there)
+    sends no job of its own: it answers by the interpreter until the lock goes, then loads
+    the kernel that compile left in numba's disk cache."""
+    import tf_numba.lowering.kernel_cache as kc
+    from tf_numba.lowering import plan as plan_module
+    x = np.linspace(0.0, 1.0, 11)
+    fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.359375) ** 2)  # noqa: E731
+    want = np.sum(np.exp(np.cos(x) * 0.359375) ** 2)
+    program = tf.make_program(fn)(x)
+    cache = kc.KernelCache(directory=str(tmp_path))
+    plan = plan_module.Plan(program, kernel_cache=cache, tiered=True)
+    seg = plan.segments[0]
+    signature = seg.signature([x])
+    lock = kc.compile_lock(seg.kernel.path, signature)
+    open(lock, "w").close()                     # "another process" is compiling it
+    jobs_before = plan_module.SERVICE.stats["jobs"]
+    for _ in range(3):
+        assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
+    assert plan_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
+    # that process's worker finishes: the kernel lands in the disk cache, the lock goes
+    other = CompileService(max_workers=1)
+    os.unlink(lock)
+    job = other.submit(seg.kernel.request(signature))
+    assert job.done.wait(120) and job.error is None, job.error
+    deadline = time.monotonic() + 60
+    while not plan.ready and time.monotonic() < deadline:
+        assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
+    assert plan.ready and plan_module.SERVICE.stats["jobs"] == jobs_before
+    assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
+
+
 def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     if not hasattr(os, "fork"):
         pytest.skip("no fork here")
@@ -310,13 +342,14 @@ def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     assert done.stdout.split()[-1] == "0"
 
 
-def test_a_jit_starts_a_worker_that_leaves_with_the_process(tmp_path):
+def test_a_worker_starts_for_a_kernel_to_compile_and_leaves_with_the_process(tmp_path):
     script = """
-        import os, tf_numba as tf
+        import numpy as np, tf_numba as tf
         from tf_numba.lowering.compile_service import SERVICE
-        print(len(SERVICE.worker_pids()))            # importing starts none
-        step = tf.jit(lambda x: x + 1)
-        print(*SERVICE.worker_pids())                # wrapping a function starts one
+        step = tf.jit(lambda x: x * 1.5 + 0.25)
+        print(len(SERVICE.worker_pids()))            # wrapping a function starts none
+        step(np.ones(3))
+        print(*SERVICE.worker_pids())                # a call that sends for a kernel does
     """
     run = _run_script(script, tmp_path)
     assert run.returncode == 0, run.stderr
@@ -330,9 +363,14 @@ def test_a_jit_starts_a_worker_that_leaves_with_the_process(tmp_path):
             return True
         return False
     assert _wait_for(gone, 30), "the worker outlived the process that started it"
+    # a rerun finds its kernel in the disk cache: no worker, whose start would cost it a
+    # core for ~0.5-1 s
+    assert _wait_for(lambda: _numba_entries(tmp_path), 60), "no kernel reached the cache"
+    rerun = _run_script(script, tmp_path)
+    assert rerun.returncode == 0 and rerun.stdout.split() == ["0"], rerun.stdout + rerun.stderr
     # nor in a process whose kernels compile in its own thread
     env_script = "import os; os.environ['TF_NUMBA_TIERED'] = '0'\n" + textwrap.dedent(script)
-    run = _run_script(env_script, tmp_path)
+    run = _run_script(env_script, tmp_path / "sync")
     assert run.returncode == 0 and run.stdout.split() == ["0"], run.stdout + run.stderr
 
 

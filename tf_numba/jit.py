@@ -13,7 +13,6 @@ from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
 from .errors import TfNumbaError
-from .lowering.compile_service import SERVICE
 from .runtime import CpuEngine, default_runtime
 from .transforms.simplify import simplify
 
@@ -58,8 +57,6 @@ class Jitted:
                                 else tuple(static_argnames))
         self._prepared = {}
         self._fast = {}      # positional-ndarray signature -> call of a compiled plan
-        if tiered is not False:
-            SERVICE.prestart()      # a process that jits compiles: its worker starts now
 
     def __call__(self, *args, **kwargs):
         return self.call_slow(args, kwargs)   # the fast path lives in as_function()

@@ -10,8 +10,12 @@ saves numba's disk-cache entry where there is a cache directory, and sends back 
 own serialized compile result, which the user's process adds to its dispatcher in
 milliseconds.
 
-Lifetime: the first worker starts when ``jit`` wraps a function (``prestart``), the others
-when jobs come; each reads jobs from a pipe. When the user's process exits, the pipe
+Lifetime: workers start when jobs come, not before: a worker's start (Python, imports,
+numba's first compile) is ~0.5-1 s of a core, which a run whose kernels are all on disk
+(a rerun) would pay for nothing, and which slows the interpreted calls beside it (on a
+2-core machine, NumPy's steps ran ~1.5x slower next to a busy core); started when ``jit``
+wrapped a function it gained a cold run only the few ms to its first call. Each worker
+reads jobs from a pipe. When the user's process exits, the pipe
 closes; a worker finishes the jobs it has already been sent (so their kernels land in the
 disk cache and the next run starts warm) and exits. Nothing else stays behind. A worker
 that dies mid-compile costs a retry on a new worker; a compile that fails the same way
@@ -167,21 +171,6 @@ class CompileService:
         job = Job(request)
         self._dispatch(job)
         return job
-
-    def prestart(self):
-        """Start one worker now, ahead of any job: ``jit`` calls this when it wraps a
-        function, so the worker's own start (Python, imports, numba's first compile: 1-2 s
-        before it can compile a first kernel) runs while the script traces and runs its
-        first calls, not after them. (At ``import tf_numba`` it would cost every process
-        that imports it, a dask worker's or a test's subprocess, ~1 s of CPU.) A worker
-        that gets no job leaves after its idle time, or when the process ends. Not in a
-        worker, nor where kernels compile in the caller (``TF_NUMBA_TIERED=0``)."""
-        from .plan import tiered_default
-        if os.environ.get(WORKER_ENV) or not tiered_default():
-            return
-        with self._lock:
-            if not self._workers and os.getpid() == self._pid:
-                self._start_worker()
 
     def _start_worker(self):
         worker = _Worker(self)

@@ -9,7 +9,6 @@ process rebuilds (``Kernel.install``).
 """
 import contextlib
 import functools
-import hashlib
 import os
 import select
 import sys
@@ -62,10 +61,6 @@ def compile_request(request):
     return serialize.dumps(cres._reduce()), False
 
 
-# a lock older than this is left over from a worker that died: ignore it
-STALE_LOCK_SECONDS = 600.0
-
-
 @contextlib.contextmanager
 def _compiling_alone(path, signature, dispatcher):
     """Hold the kernel's compile lock (a file beside it, per signature) while compiling,
@@ -76,8 +71,8 @@ def _compiling_alone(path, signature, dispatcher):
     if path is None:
         yield
         return
-    tag = hashlib.sha256(repr(signature).encode()).hexdigest()[:16]
-    lock = f"{path}.{tag}.lock"
+    from .kernel_cache import compile_lock
+    lock = compile_lock(path, signature)
     while True:
         try:
             os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -102,6 +97,7 @@ def _compiling_alone(path, signature, dispatcher):
 def _wait_for_other_compile(lock, signature, dispatcher):
     """True once numba's disk cache holds the kernel another worker was compiling; False
     when that worker's lock went away (or went stale) without it."""
+    from . import kernel_cache
     while True:
         try:
             age = time.time() - os.stat(lock).st_mtime
@@ -111,7 +107,7 @@ def _wait_for_other_compile(lock, signature, dispatcher):
             return True
         if age is None:
             return False
-        if age > STALE_LOCK_SECONDS:
+        if age > kernel_cache.STALE_LOCK_SECONDS:
             try:
                 os.unlink(lock)
             except OSError:

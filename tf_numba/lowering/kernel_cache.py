@@ -56,9 +56,20 @@ class _NumbaImports:
     user's thread."""
     MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
 
+    # What loading kernels costs the user's thread: numba's first load in a process sets
+    # up its registries and imports SciPy's bindings, ~0.35 s; later ones ~20 ms a kernel
+    FIRST_LOAD_SECONDS = 0.35
+    LOAD_SECONDS_PER_KERNEL = 0.02
+
     def __init__(self):
         self._thread = None
         self._lock = threading.Lock()
+        self.numba_started = False      # numba compiled or loaded something here
+
+    def load_seconds(self, kernels):
+        """About what loading ``kernels`` kernels costs the user's thread now."""
+        return (0.0 if self.numba_started else self.FIRST_LOAD_SECONDS) + \
+            self.LOAD_SECONDS_PER_KERNEL * kernels
 
     def start(self):
         with self._lock:
@@ -80,6 +91,16 @@ class _NumbaImports:
 
 
 NUMBA_IMPORTS = _NumbaImports()
+
+# a compile lock older than this is left over from a worker that died: ignore it
+STALE_LOCK_SECONDS = 600.0
+
+
+def compile_lock(path, signature):
+    """The file a compile worker holds while it compiles the kernel at ``path`` for
+    ``signature`` (numba types), so that other processes wait for its result."""
+    tag = hashlib.sha256(repr(tuple(signature)).encode()).hexdigest()[:16]
+    return f"{path}.{tag}.lock"
 
 
 class Kernel:
@@ -118,6 +139,17 @@ class Kernel:
         numba puts it beside a writable source file? (Elsewhere: a worker finds it.)"""
         return self.path is not None and any(
             name.endswith(".nbi") for name in _numba_cache_files(self.path))
+
+    def compiling_elsewhere(self, signature):
+        """Is another process's compile worker compiling this kernel for ``signature``
+        (its lock file is there, and fresh)? Its result lands in numba's disk cache."""
+        if self.path is None:
+            return False
+        try:
+            return time.time() - os.stat(compile_lock(self.path, signature)).st_mtime < \
+                STALE_LOCK_SECONDS
+        except OSError:
+            return False
 
     def compiled_for(self, signature):
         return self._dispatcher is not None and tuple(signature) in self._dispatcher.overloads
@@ -381,6 +413,7 @@ class _CompileCounter(numba.core.event.Listener):
             numba.core.config.SLP_VECTORIZE = 1
 
     def on_end(self, event):
+        NUMBA_IMPORTS.numba_started = True
         started = self.local.stack.pop()
         if started is None:
             return

@@ -17,6 +17,7 @@ import functools
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -58,6 +59,9 @@ class Plan:
         self.ready = False
         self._jobs = None            # [(segment, signature, Job)] sent to compile workers
         self._on_disk = []           # [(segment, signature)] for the next call to load
+        self._elsewhere = []         # [(segment, signature)] another process is compiling
+        self._interpreted_seconds = 0.0     # this plan's calls answered by the interpreter
+        self._first_call = None             # when (time.perf_counter)
         self._interpreted = None     # the program as the interpreter runs it (interpret)
         self._gave_up = False        # a kernel failed to compile: stay interpreted
         self._lock = threading.Lock()
@@ -166,27 +170,32 @@ class Plan:
     def _run_tiered(self, args):
         """A call before the kernels are ready: the first one reads each kernel's argument
         types on the way and sends for the kernels it cannot find. Once there are kernels
-        to load, numba's imports start in a thread (``kernel_cache.NUMBA_IMPORTS``), and
-        when they are done a call loads the kernels in numba's disk cache or installs
-        those arrived (numba's first load in a process costs ~0.2 s more, which a call
-        answered by the interpreter need not wait for). Every call answers by the
-        interpreter until all have arrived, and the first after that is checked
-        (``_run_checked``)."""
+        to load and the calls they would speed up have paid for loading them
+        (``_worth_loading``), numba's imports start in a thread
+        (``kernel_cache.NUMBA_IMPORTS``), and when they are done a call loads the kernels
+        in numba's disk cache or installs those arrived. Every call answers by the
+        interpreter until then, and the first after that is checked (``_run_checked``)."""
+        started = time.perf_counter()
         with self._lock:
             jobs = self._jobs
             if jobs is None and not self._gave_up:
-                outs, self._jobs, self._on_disk = self._find_kernels(args)
-                if self._on_disk:
-                    NUMBA_IMPORTS.start()     # after the first call, which it would slow
+                self._first_call = started
+                outs = self._find_kernels(args)
+                self._interpreted_seconds += time.perf_counter() - started
                 return outs
+            if self._elsewhere:
+                self._poll_elsewhere()
             arrived = bool(jobs) and all(job.done.is_set() for _, _, job in jobs)
             if self._on_disk or arrived:
-                # only once there is a kernel to load: a script that ends before its
-                # kernels arrive would hold the GIL for the imports, ~0.1-0.3 s of its
-                # interpreted calls, for nothing
-                NUMBA_IMPORTS.start()
-                if not NUMBA_IMPORTS.done():  # (numba would import them here)
-                    return self.interpret(args)
+                # only then: a script that ends before its kernels arrive would hold the
+                # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
+                worth = self._worth_loading(len(self._on_disk) + len(jobs))
+                if worth:
+                    NUMBA_IMPORTS.start()
+                if not worth or not NUMBA_IMPORTS.done():   # (numba would import here)
+                    outs = self.interpret(args)
+                    self._interpreted_seconds += time.perf_counter() - started
+                    return outs
             if self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
@@ -196,11 +205,27 @@ class Plan:
                     self._install(jobs)
         if self._arrived():
             return self._run_checked(args)
-        return self.interpret(args)
+        outs = self.interpret(args)
+        self._interpreted_seconds += time.perf_counter() - started
+        return outs
+
+    # Loading is worth it once the interpreted calls have taken this many times what the
+    # load costs: expecting as many calls again as there have been, compiled at half the
+    # time. A 200-step script whose kernel is on disk or lands late then stays
+    # interpreted, where loading (numba's first load in a process: ~0.35 s) would cost
+    # more than it saves; a long one loads after ~0.7 s of interpreted calls at most.
+    LOAD_PAYBACK = 2.0
+    # ... or once this long has passed since the plan's first call, whatever the calls
+    # took: a small function called now and then gets its kernel too
+    LOAD_WITHIN_SECONDS = 2.0
+
+    def _worth_loading(self, kernels):
+        return (self._interpreted_seconds >= self.LOAD_PAYBACK * NUMBA_IMPORTS.load_seconds(
+            kernels) or time.perf_counter() - self._first_call >= self.LOAD_WITHIN_SECONDS)
 
     def _arrived(self):
         """Has every kernel the plan sent for arrived (and none failed)?"""
-        return not (self._jobs or self._on_disk or self._gave_up)
+        return not (self._jobs or self._on_disk or self._elsewhere or self._gave_up)
 
     def _run_checked(self, args):
         """The first call on the kernels: each kernel's argument types are read again, from
@@ -232,21 +257,42 @@ class Plan:
         return outs
 
     def _find_kernels(self, args):
-        """(outputs, jobs, on disk): this call answered by the interpreter, each kernel's
-        argument types read on the way; a kernel this process has is used as it is, one
-        that numba's disk cache may hold is left for the next call to load, the others are
-        sent to the compile workers."""
+        """This call's outputs, by the interpreter, each kernel's argument types read on
+        the way: a kernel this process has is used as it is, one that numba's disk cache
+        may hold is left for the next call to load, one that another process's worker is
+        compiling (a rerun while the last run's compile is in flight) is waited for
+        (``_poll_elsewhere``) rather than sent for, and the others are sent to the compile
+        workers: a worker of this process's own costs a start, ~0.5 s of a core, only to
+        wait for the same result."""
         wanted, outs = self._signatures(args)
-        jobs, on_disk = [], []
+        self._jobs, self._on_disk, self._elsewhere = [], [], []
         for seg, signature in wanted:
             kernel = seg.kernel
             if kernel.compiled_for(signature):
                 seg.first = False
             elif kernel.maybe_on_disk():
-                on_disk.append((seg, signature))
+                self._on_disk.append((seg, signature))
+            elif kernel.compiling_elsewhere(signature):
+                self._elsewhere.append((seg, signature))
             else:
-                jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
-        return outs, jobs, on_disk
+                self._jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
+        return outs
+
+    def _poll_elsewhere(self):
+        """Kernels whose compile in another process has ended (its lock is gone) are for
+        the next call to load from the disk cache, or to send for if they are not there."""
+        ended = [(seg, signature) for seg, signature in self._elsewhere
+                 if not seg.kernel.compiling_elsewhere(signature)]
+        if ended:
+            self._elsewhere = [e for e in self._elsewhere if e not in ended]
+            self._on_disk.extend(ended)
+
+    def _send_elsewhere(self):
+        """Send for the kernels another process is compiling: a worker waits for that
+        compile and loads its result (``compile`` waits on jobs)."""
+        self._jobs.extend((seg, signature, SERVICE.submit(seg.kernel.request(signature)))
+                          for seg, signature in self._elsewhere)
+        self._elsewhere = []
 
     def _load_from_disk(self):
         """Load the kernels the first call left for the disk cache, and send for any
@@ -312,6 +358,8 @@ class Plan:
         (``_run_checked``); without, the plan is ready unchecked."""
         for _ in range(len(self.segments) + 1):     # each check sends for one kernel at most
             with self._lock:
+                if self._elsewhere:
+                    self._send_elsewhere()
                 if self._on_disk:
                     self._load_from_disk()
             jobs = self._jobs
