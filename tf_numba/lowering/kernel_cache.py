@@ -7,6 +7,7 @@ are atomic, and an entry whose text is not what we would write (truncated, corru
 foreign) is rewritten, never trusted.
 """
 import collections
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -96,6 +97,7 @@ NUMBA_IMPORTS = _NumbaImports()
 STALE_LOCK_SECONDS = 600.0
 
 
+@functools.lru_cache(maxsize=1024)     # a plan waiting for one asks on every call
 def compile_lock(path, signature):
     """The file a compile worker holds while it compiles the kernel at ``path`` for
     ``signature`` (numba types), so that other processes wait for its result."""
@@ -146,7 +148,7 @@ class Kernel:
         if self.path is None:
             return False
         try:
-            return time.time() - os.stat(compile_lock(self.path, signature)).st_mtime < \
+            return time.time() - os.stat(compile_lock(self.path, tuple(signature))).st_mtime < \
                 STALE_LOCK_SECONDS
         except OSError:
             return False
