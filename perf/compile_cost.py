@@ -10,6 +10,13 @@ worker would. CPU seconds (``time.process_time``) beside wall seconds: on a shar
 the CPU figure is the steadier.
 
     python perf/compile_cost.py [--only mlp,rnn] [--repeats N] [--json PATH]
+    python perf/compile_cost.py --constructs [--repo CHECKOUT]
+
+``--constructs``: the first-call CPU seconds (trace, codegen and the kernel's compile) of
+each control-flow construct of ``tests/test_control_flow.CONSTRUCTS`` (scan, while and
+fori loops, cond, switch, checkpoint, with their derivatives), each alone in a fresh
+process after numba's one-time start: what a compile worker's first kernel of its kind
+costs, numba's own first compiles of what it calls included.
 """
 import argparse
 import json
@@ -81,11 +88,55 @@ def measure(name, python=sys.executable, repo=REPO):
     env = dict(os.environ, TF_NUMBA_CACHE_DIR="off",
                PYTHONPATH=os.pathsep.join([os.path.join(HERE, "first_minute"), repo]))
     source = "SCRIPT = " + repr(script) + "\n" + _CHILD
+    # (run from perf/: a child's sys.path starts with its working directory, which must not
+    # be a checkout other than ``repo``)
     done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
-                          timeout=1800)
+                          timeout=1800, cwd=HERE)
     if done.returncode != 0:
         raise RuntimeError(f"{name}: {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+_CONSTRUCT_CHILD = r'''
+import os, sys, time
+import numpy as np, numba
+numba.njit(lambda x: x + 1)(1)
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import tf_numba as tf
+import test_control_flow as t
+f = t.CONSTRUCTS[KEY]
+rng = np.random.default_rng(0)
+args = (rng.normal(size=4), t.W + rng.normal(size=(4, 4)) * 0.1, rng.normal(size=3),
+        np.float64(2.0), np.int64(-1))
+jitted = tf.jit(f, tiered=False)
+c0 = time.process_time()
+jitted(*args)
+print(time.process_time() - c0)
+'''
+
+
+def measure_construct(key, python=sys.executable, repo=REPO):
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR="off", PYTHONPATH=repo)
+    source = f"REPO = {repo!r}\nKEY = {key!r}\n" + _CONSTRUCT_CHILD
+    done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
+                          timeout=600, cwd=HERE)
+    if done.returncode != 0:
+        raise RuntimeError(f"{key}: {done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def constructs(repo):
+    sys.path.insert(0, os.path.join(repo, "tests"))
+    import test_control_flow
+    print(f"load average {_bench.load_average()}")
+    print(f"{'construct':12} {'first call, CPU':>16}")
+    total = 0.0
+    for key in test_control_flow.CONSTRUCTS:
+        cpu = measure_construct(key, repo=repo)
+        total += cpu
+        print(f"{key:12} {cpu:15.2f}s")
+    print(f"{'total':12} {total:15.2f}s")
+    print(f"load average {_bench.load_average()}")
 
 
 def main():
@@ -94,7 +145,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json")
     parser.add_argument("--repo", default=REPO, help="the tf_numba checkout to measure")
+    parser.add_argument("--constructs", action="store_true",
+                        help="the control-flow constructs' first calls instead")
     opts = parser.parse_args()
+    if opts.constructs:
+        return constructs(opts.repo)
     results = {}
     print(f"load average {_bench.load_average()}")
     header = (f"{'workload':8} {'eqns':>4} {'kernel':>6} {'lines':>5} {'wall':>7} {'cpu':>7} "
