@@ -317,6 +317,49 @@ def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
     assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
 
 
+def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
+        tmp_path, monkeypatch):
+    """A kernel on disk is loaded once the plan's interpreted calls have taken
+    ``LOAD_PAYBACK`` times what loading costs, or ``LOAD_WITHIN_SECONDS`` after the first
+    call whatever they took; until then the interpreter answers."""
+    import tf_numba.lowering.kernel_cache as kc
+    from tf_numba.lowering import plan as plan_module
+    x = np.linspace(0.0, 1.0, 11)
+    fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.421875) ** 2)  # noqa: E731
+    want = np.sum(np.exp(np.cos(x) * 0.421875) ** 2)
+    program = tf.make_program(fn)(x)
+    cache = kc.KernelCache(directory=str(tmp_path))
+
+    def fresh_plan(cache):
+        return plan_module.Plan(program, kernel_cache=cache, tiered=True)
+    seg = fresh_plan(cache).segments[0]
+    job = CompileService(max_workers=1).submit(seg.kernel.request(seg.signature([x])))
+    assert job.done.wait(120) and job.error is None, job.error      # on disk now
+
+    monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 0.05)
+    monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 1e9)
+    plan = fresh_plan(cache)
+    while not plan.ready:
+        paid = plan._interpreted_seconds >= plan.LOAD_PAYBACK * 0.05
+        assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
+        # the plan stays interpreted until the calls have paid for the load
+        assert not plan.ready or paid
+    assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
+
+    # a plan called now and then (in a process that has not loaded the kernel yet: a new
+    # cache on the same directory) is loaded LOAD_WITHIN_SECONDS after its first call
+    monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 1e9)
+    monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 0.3)
+    cache = kc.KernelCache(directory=str(tmp_path))
+    plan = fresh_plan(cache)
+    first = time.perf_counter()
+    while not plan.ready and time.perf_counter() - first < 60:
+        assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
+        time.sleep(0.02)
+    assert plan.ready and time.perf_counter() - first >= 0.3
+    assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
+
+
 def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     if not hasattr(os, "fork"):
         pytest.skip("no fork here")
