@@ -12,10 +12,10 @@ milliseconds.
 
 Lifetime: workers start when jobs come, not before: a worker's start (Python, imports,
 numba's first compile) is ~0.5-1 s of a core, which a run whose kernels are all on disk
-(a rerun) would pay for nothing, and which slows the interpreted calls beside it (on a
-2-core machine, NumPy's steps ran ~1.5x slower next to a busy core); started when ``jit``
-wrapped a function it gained a cold run only the few ms to its first call. Each worker
-reads jobs from a pipe. When the user's process exits, the pipe
+(a rerun) would pay for nothing, and which slows the interpreted calls beside it where
+the cores share their vector units or memory bandwidth; started when ``jit`` wrapped a
+function it gained a cold run only the few ms to its first call. Each worker reads jobs
+from a pipe. When the user's process exits, the pipe
 closes; a worker finishes the jobs it has already been sent (so their kernels land in the
 disk cache and the next run starts warm) and exits. Nothing else stays behind. A worker
 that dies mid-compile costs a retry on a new worker; a compile that fails the same way

@@ -219,9 +219,9 @@ def sink_accumulated_products(program):
     stacked input the scan reads, or a new stacked output). The gradient of an RNN's
     weights is such a carry: 50 small products in the backward loop become one product
     BLAS runs at full speed, and each step of the loop has three equations fewer to run.
-    The sums come in BLAS's order, not the loop's, and a carry that starts at zero (a
-    gradient's, always) is the sum itself: no pass adding it to a zero array, which is
-    also JAX's answer (its symbolic zeros are never added), ``-0.0`` included."""
+    The sums come in BLAS's order, not the loop's, and a carry that starts at zero (as a
+    gradient's does) is the sum itself: no pass adding it to a zero array. That is also
+    JAX's answer, whose symbolic zeros are never added (so a sum of -0.0 stays -0.0)."""
     eqns, changed, zeros = [], False, set()
     for eqn in program.eqns:
         sunk = _sunk_scan(eqn, zeros) if eqn.prim is control.scan_p else None
