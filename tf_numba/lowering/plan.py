@@ -193,7 +193,7 @@ class Plan:
                 if worth:
                     NUMBA_IMPORTS.start()
                 if not worth or not NUMBA_IMPORTS.done():   # (numba would import here)
-                    return self._interpreted(args, started)
+                    return self._interpret_timed(args, started)
             if self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
@@ -203,9 +203,9 @@ class Plan:
                     self._install(jobs)
         if self._arrived():
             return self._run_checked(args)
-        return self._interpreted(args, started)
+        return self._interpret_timed(args, started)
 
-    def _interpreted(self, args, started):
+    def _interpret_timed(self, args, started):
         """``interpret(args)``, its time (since ``started``) counted for ``_worth_loading``."""
         outs = self.interpret(args)
         self._interpreted_seconds += time.perf_counter() - started
