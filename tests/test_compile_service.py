@@ -360,6 +360,37 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
 
 
+def test_kernels_vectorize_at_512_bits_where_the_cpu_has_avx512_and_workers_agree(tmp_path):
+    """Where the CPU has AVX-512, ``import tf_numba`` sets numba's CPU features to
+    vectorize at 512 bits, before numba's CPU target exists, and hands the same settings
+    to its compile workers (numba's disk cache keys machine code by them). Not with
+    ``TF_NUMBA_WIDE_VECTORS=0``, and not once numba has compiled something."""
+    import llvmlite.binding as llvm
+    script = """
+        import os, sys
+        if sys.argv[1:] == ["numba first"]:
+            import numba
+            numba.njit(lambda x: x + 1)(1)
+        import numba, tf_numba
+        from tf_numba.lowering.kernel_cache import numba_target_environ
+        print(numba.config.CPU_FEATURES is not None and
+              numba.config.CPU_FEATURES.endswith(",-prefer-256-bit"),
+              numba_target_environ().get("NUMBA_CPU_FEATURES") == numba.config.CPU_FEATURES)
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU_")}
+
+    def run(*argv, **extra):
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *argv],
+                              env=dict(env, PYTHONPATH=REPO, **extra), capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+    wide = "+avx512f" in llvm.get_host_cpu_features().flatten().split(",")
+    assert run() == [str(wide), "True"]
+    assert run(TF_NUMBA_WIDE_VECTORS="0") == ["False", "True"]
+    assert run("numba first") == ["False", "True"]
+
+
 def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
     if not hasattr(os, "fork"):
         pytest.skip("no fork here")

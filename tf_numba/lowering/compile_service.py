@@ -96,6 +96,8 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (package_root, env.get("PYTHONPATH")) if p)
         env[WORKER_ENV] = "1"
+        from .kernel_cache import numba_target_environ
+        env.update(numba_target_environ())      # numba's disk cache keys code by CPU
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from tf_numba.lowering.compile_worker import main; main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
