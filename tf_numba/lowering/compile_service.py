@@ -15,9 +15,9 @@ numba's first compile) is ~0.5-1 s of a core, which a run whose kernels are all 
 (a rerun) would pay for nothing, and which slows the interpreted calls beside it where
 the cores share their vector units or memory bandwidth; started when ``jit`` wrapped a
 function it gained a cold run only the few ms to its first call. Each worker reads jobs
-from a pipe. When the user's process exits, the pipe
-closes; a worker finishes the jobs it has already been sent (so their kernels land in the
-disk cache and the next run starts warm) and exits. Nothing else stays behind. A worker
+from a pipe. When the user's process exits, the pipe closes; a worker finishes the jobs
+it has already been sent (so their kernels land in the disk cache and the next run starts
+warm) and exits. Nothing else stays behind. A worker
 that dies mid-compile costs a retry on a new worker; a compile that fails the same way
 twice is reported to the caller, whose plan keeps running on the interpreter.
 """

@@ -87,12 +87,12 @@ def default_cache_dir():
 
 class _NumbaImports:
     """numba's first kernel load or install in a process imports SciPy's BLAS and LAPACK
-    bindings (its BLAS check, when it loads its registries): ~0.25 s of a warm run's
-    second call, on the user's thread. ``start`` imports them in a thread (a tiered plan
-    calls it after its first call, which it would slow by ~6 ms), overlapping the next
-    interpreted calls; the plan loads or installs its kernels once ``done``. Python
-    imports only (SciPy imports nothing of numba's or ours): no LLVM runs outside the
-    user's thread."""
+    bindings (its BLAS check, when it loads its registries): ~0.25 s of a call, on the
+    user's thread. ``start`` imports them in a thread (a tiered plan calls it once it has
+    kernels worth loading), overlapping the next interpreted calls; the plan loads or
+    installs its kernels once ``done``. Python imports only (SciPy imports nothing of
+    numba's or ours): no LLVM runs outside the user's thread. ``load_seconds`` is what
+    the plan weighs a load by."""
     MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
 
     # What loading kernels costs the user's thread: numba's first load in a process sets
@@ -138,8 +138,8 @@ STALE_LOCK_SECONDS = 600.0
 @functools.lru_cache(maxsize=1024)     # a plan waiting for one asks on every call
 def compile_lock(path, signature):
     """The file a compile worker holds while it compiles the kernel at ``path`` for
-    ``signature`` (numba types), so that other processes wait for its result."""
-    tag = hashlib.sha256(repr(tuple(signature)).encode()).hexdigest()[:16]
+    ``signature`` (a tuple of numba types), so that other processes wait for its result."""
+    tag = hashlib.sha256(repr(signature).encode()).hexdigest()[:16]
     return f"{path}.{tag}.lock"
 
 
@@ -186,7 +186,7 @@ class Kernel:
         if self.path is None:
             return False
         try:
-            return time.time() - os.stat(compile_lock(self.path, tuple(signature))).st_mtime < \
+            return time.time() - os.stat(compile_lock(self.path, signature)).st_mtime < \
                 STALE_LOCK_SECONDS
         except OSError:
             return False
