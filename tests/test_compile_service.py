@@ -263,18 +263,32 @@ def test_an_idle_worker_leaves_and_a_new_one_takes_the_next_job(monkeypatch):
     assert service.worker_pids() != [pid] and service.info()["retries"] == 0
 
 
+def _one_kernel_plan(cache_dir, scale):
+    """(plan, its kernel cache, x, NumPy's value): a tiered plan of one kernel,
+    ``sum(exp(cos(x) * scale) ** 2)`` (each test its own scale, so its own kernel), on a
+    kernel cache in ``cache_dir``."""
+    import tf_numba.lowering.kernel_cache as kc
+    from tf_numba.lowering.plan import Plan
+    x = np.linspace(0.0, 1.0, 11)
+    program = tf.make_program(lambda x: tnp.sum(tnp.exp(tnp.cos(x) * scale) ** 2))(x)
+    cache = kc.KernelCache(directory=str(cache_dir))
+    return (Plan(program, kernel_cache=cache, tiered=True), cache, x,
+            np.sum(np.exp(np.cos(x) * scale) ** 2))
+
+
+def _compile_to_disk(seg, x):
+    """Compile ``seg``'s kernel for ``x`` into the disk cache, as another process would."""
+    job = CompileService(max_workers=1).submit(seg.kernel.request(seg.signature([x])))
+    assert job.done.wait(120) and job.error is None, job.error
+
+
 def test_a_second_process_waits_for_a_compile_in_flight_instead_of_repeating_it(tmp_path):
     """The rerun case: the first script's worker is still compiling when the second
     script needs the kernel. The second worker finds the lock, waits for the first one's
     result to land in numba's disk cache, and reports it cached, not compiled."""
     service_a, service_b = CompileService(max_workers=1), CompileService(max_workers=1)
-    x = np.linspace(0.0, 1.0, 11)
-    import tf_numba.lowering.kernel_cache as kc
-    cache = kc.KernelCache(directory=str(tmp_path))
-    spec_fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.234375) ** 2)  # noqa: E731
-    program = tf.make_program(spec_fn)(x)
-    from tf_numba.lowering.plan import Plan
-    seg = Plan(program, kernel_cache=cache, tiered=True).segments[0]
+    plan, _, x, _ = _one_kernel_plan(tmp_path, 0.234375)
+    seg = plan.segments[0]
     request = seg.kernel.request(seg.signature([x]))
     first = service_a.submit(request)
     time.sleep(0.5)                       # the first worker has the lock (or the result)
@@ -291,12 +305,7 @@ def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
     the kernel that compile left in numba's disk cache."""
     import tf_numba.lowering.kernel_cache as kc
     from tf_numba.lowering import plan as plan_module
-    x = np.linspace(0.0, 1.0, 11)
-    fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.359375) ** 2)  # noqa: E731
-    want = np.sum(np.exp(np.cos(x) * 0.359375) ** 2)
-    program = tf.make_program(fn)(x)
-    cache = kc.KernelCache(directory=str(tmp_path))
-    plan = plan_module.Plan(program, kernel_cache=cache, tiered=True)
+    plan, cache, x, want = _one_kernel_plan(tmp_path, 0.359375)
     seg = plan.segments[0]
     signature = seg.signature([x])
     lock = kc.compile_lock(seg.kernel.path, signature)
@@ -306,10 +315,8 @@ def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
     assert plan_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
     # that process's worker finishes: the kernel lands in the disk cache, the lock goes
-    other = CompileService(max_workers=1)
     os.unlink(lock)
-    job = other.submit(seg.kernel.request(signature))
-    assert job.done.wait(120) and job.error is None, job.error
+    _compile_to_disk(seg, x)
     deadline = time.monotonic() + 60
     while not plan.ready and time.monotonic() < deadline:
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
@@ -324,21 +331,13 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     call whatever they took; until then the interpreter answers."""
     import tf_numba.lowering.kernel_cache as kc
     from tf_numba.lowering import plan as plan_module
-    x = np.linspace(0.0, 1.0, 11)
-    fn = lambda x: tnp.sum(tnp.exp(tnp.cos(x) * 0.421875) ** 2)  # noqa: E731
-    want = np.sum(np.exp(np.cos(x) * 0.421875) ** 2)
-    program = tf.make_program(fn)(x)
-    cache = kc.KernelCache(directory=str(tmp_path))
-
-    def fresh_plan(cache):
-        return plan_module.Plan(program, kernel_cache=cache, tiered=True)
-    seg = fresh_plan(cache).segments[0]
-    job = CompileService(max_workers=1).submit(seg.kernel.request(seg.signature([x])))
-    assert job.done.wait(120) and job.error is None, job.error      # on disk now
+    scale = 0.421875
+    sender, _, x, want = _one_kernel_plan(tmp_path, scale)
+    _compile_to_disk(sender.segments[0], x)
 
     monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 0.05)
     monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 1e9)
-    plan = fresh_plan(cache)
+    plan, cache, _, _ = _one_kernel_plan(tmp_path, scale)
     while not plan.ready:
         paid = plan._interpreted_seconds >= plan.LOAD_PAYBACK * 0.05
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
@@ -350,8 +349,7 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     # cache on the same directory) is loaded LOAD_WITHIN_SECONDS after its first call
     monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 1e9)
     monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 0.3)
-    cache = kc.KernelCache(directory=str(tmp_path))
-    plan = fresh_plan(cache)
+    plan, cache, _, _ = _one_kernel_plan(tmp_path, scale)
     first = time.perf_counter()
     while not plan.ready and time.perf_counter() - first < 60:
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
