@@ -80,21 +80,26 @@ print(json.dumps(dict(eqns=len(spec.program.eqns), numba_start=numba_start,
 '''
 
 
+def _run_child(what, source, pythonpath, python, timeout):
+    """The last line ``source`` prints, run by ``python -c`` with the disk cache off and
+    ``pythonpath``. It runs from perf/: a child's sys.path starts with its working
+    directory, which must not be a checkout other than the one measured."""
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR="off", PYTHONPATH=pythonpath)
+    done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=HERE)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what}: {done.stderr[-2000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
 def measure(name, python=sys.executable, repo=REPO):
     """One workload's figures in a fresh process importing tf_numba from ``repo`` (a
     checkout from before the compile workers works too: its kernels compile on a first
     run, and their time is split evenly among them)."""
     script = os.path.join(HERE, "first_minute", f"{name}_tf_numba.py")
-    env = dict(os.environ, TF_NUMBA_CACHE_DIR="off",
-               PYTHONPATH=os.pathsep.join([os.path.join(HERE, "first_minute"), repo]))
     source = "SCRIPT = " + repr(script) + "\n" + _CHILD
-    # (run from perf/: a child's sys.path starts with its working directory, which must not
-    # be a checkout other than ``repo``)
-    done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
-                          timeout=1800, cwd=HERE)
-    if done.returncode != 0:
-        raise RuntimeError(f"{name}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    pythonpath = os.pathsep.join([os.path.join(HERE, "first_minute"), repo])
+    return json.loads(_run_child(name, source, pythonpath, python, 1800))
 
 
 _CONSTRUCT_CHILD = r'''
@@ -116,13 +121,9 @@ print(time.process_time() - c0)
 
 
 def measure_construct(key, python=sys.executable, repo=REPO):
-    env = dict(os.environ, TF_NUMBA_CACHE_DIR="off", PYTHONPATH=repo)
+    """CPU seconds of construct ``key``'s first call, in a fresh process."""
     source = f"REPO = {repo!r}\nKEY = {key!r}\n" + _CONSTRUCT_CHILD
-    done = subprocess.run([python, "-c", source], env=env, capture_output=True, text=True,
-                          timeout=600, cwd=HERE)
-    if done.returncode != 0:
-        raise RuntimeError(f"{key}: {done.stderr[-2000:]}")
-    return float(done.stdout.split()[-1])
+    return float(_run_child(key, source, repo, python, 600))
 
 
 def constructs(repo):
