@@ -481,9 +481,9 @@ def test_blas_runs_as_wide_as_the_engine_and_is_restored_after(monkeypatch):
         seen.append((len(chosen), threads))
         return real_set(chosen, threads)
 
-    def recording_restore(chosen, widths):
+    def recording_restore(chosen, widths, threads):
         seen.append(list(widths))
-        real_restore(chosen, widths)
+        real_restore(chosen, widths, threads)
 
     before = [real_set([setter], 3)[0] for setter in libraries]
     if len(libraries) == 2:     # both in one plan: the first runs wide, the other alone
@@ -736,6 +736,45 @@ def test_calls_with_parameter_lists_dispatch_on_every_leaf():
     for _ in range(2):                        # ([u], v) and ([u, v]) have the same leaves
         np.testing.assert_allclose(k([u], v), np.sum(u) - np.sum(v), rtol=1e-12)
         np.testing.assert_allclose(k([u, v]), np.sum(v), rtol=1e-12)
+
+
+def _parameter_trees():
+    from hypothesis import strategies as st
+    leaf = st.sampled_from([np.zeros(2), np.zeros((2, 3)), np.zeros(2, np.float32),
+                            np.zeros(()), np.float64(1.0)])
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from("abc"), inner, max_size=3)), max_leaves=8)
+
+
+def test_a_reader_written_for_one_structure_reads_it_as_the_walk_and_no_other():
+    """jit's fast path reads arguments with code written for the first call's structure
+    (``_reader_for``): on arguments of that structure it gives ``_fast_signature``'s key
+    and leaves, on any other None (never another structure's key)."""
+    from hypothesis import given, settings, strategies as st
+    from tf_numba.jit import _fast_signature, _reader_for
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_parameter_trees(), min_size=1, max_size=3).map(tuple),
+           st.lists(_parameter_trees(), min_size=1, max_size=3).map(tuple))
+    def check(first, other):
+        reader = _reader_for(first)
+        if reader is None:      # a leaf that is not an ndarray: the walk reads it
+            assert any(type(x) is not np.ndarray for x in tf.tree_util.tree_leaves(first))
+            return
+        want = _fast_signature(first)
+        key, leaves = reader(first)
+        assert key == want[0] and len(leaves) == len(want[1])
+        assert all(a is b for a, b in zip(leaves, want[1]))
+        got, walked = reader(other), _fast_signature(other)
+        same = tf.tree_util.tree_structure(other) == tf.tree_util.tree_structure(first)
+        if got is not None:
+            assert same and got[0] == walked[0]
+            assert all(a is b for a, b in zip(got[1], walked[1]))
+        else:       # another structure, or a leaf that is not an ndarray
+            assert not same or any(type(x) is not np.ndarray
+                                   for x in tf.tree_util.tree_leaves(other))
+    check()
 
 
 def test_calls_with_parameter_dicts_dispatch_on_names_and_leaves():

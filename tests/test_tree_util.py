@@ -231,6 +231,48 @@ def test_unflatten_leaf_count_errors():
         tu.tree_unflatten(td, [1, 2, 3])
 
 
+@pytest.mark.parametrize("tree", TREES + [[Box(1.0, "a"), Pair(2, (3, None))]],
+                         ids=range(len(TREES) + 1))
+def test_a_structure_unflattened_again_builds_what_the_walk_builds(tree):
+    # the second unflatten of one treedef runs code written for it (pytree._write_builder)
+    from tf_numba.core import pytree
+    leaves, td = tu.tree_flatten(tree)
+    fresh = list(range(len(leaves)))
+    want = pytree._walk(td, fresh)
+    for _ in range(3):
+        got = tu.tree_unflatten(td, fresh)
+        assert type(got) is type(want) and tu.tree_structure(got) == td
+        assert tu.tree_leaves(got) == tu.tree_leaves(want) == fresh
+        if isinstance(want, collections.defaultdict):
+            assert got.default_factory is want.default_factory
+    assert callable(td._builder)
+    assert tu.tree_leaves(tu.tree_unflatten(td, tuple(fresh))) == fresh
+    with pytest.raises(PytreeError, match="too many leaves"):
+        tu.tree_unflatten(td, fresh + [0])
+
+
+def test_a_written_builder_follows_a_new_registration():
+    class Node:
+        def __init__(self, a):
+            self.a = a
+    tu.register_pytree_node(Node, lambda n: ((n.a,), "first"), lambda aux, c: ("first", c))
+    td = tu.tree_structure([Node(1)])
+    assert tu.tree_unflatten(td, [2]) == tu.tree_unflatten(td, [2]) == [("first", [2])]
+    tu.register_pytree_node(Node, lambda n: ((n.a,), "first"), lambda aux, c: ("second", c))
+    assert tu.tree_unflatten(td, [2]) == [("second", [2])]
+
+
+def test_a_structure_too_deep_to_write_is_walked():
+    from tf_numba.core import pytree
+    tree = 1.0
+    for _ in range(300):
+        tree = [tree]
+    leaves, td = tu.tree_flatten(tree)
+    for _ in range(3):
+        assert tu.tree_unflatten(td, [2.0]) == tu.tree_map(lambda x: 2.0, tree)
+    assert td._builder is pytree._TOO_DEEP
+
+
 def test_tree_module_aliases_match_jax_tree(jtu):
     jax = pytest.importorskip("jax")
     tree = {"a": (1, None), "b": [2, 3]}

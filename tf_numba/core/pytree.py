@@ -12,6 +12,9 @@ from ..errors import PytreeError
 
 _registry = {}   # node type -> (flatten_fn, unflatten_fn)
 _key_fns = {}    # node type -> fn(node) -> the key entries of its children, in flatten order
+# bumped by each registration: a builder written before it may call an unflatten_fn that is
+# no longer the type's (``_write_builder``)
+_registrations = [0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +65,7 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, keys_fn=None):
     entries of the children (default: ``FlattenedIndexKey`` by position).
     """
     _registry[cls] = (flatten_fn, unflatten_fn)
+    _registrations[0] += 1
     if keys_fn is None:
         _key_fns.pop(cls, None)
     else:
@@ -121,12 +125,13 @@ def _is_namedtuple(x):
 
 class TreeDef:
     """The structure of a pytree: a node type, its aux data and child TreeDefs (or a leaf)."""
-    __slots__ = ("kind", "aux", "children", "num_leaves", "num_nodes", "_hash")
+    __slots__ = ("kind", "aux", "children", "num_leaves", "num_nodes", "_hash", "_builder")
 
     def __init__(self, kind, aux, children):
         self.kind = kind
         self.aux = aux
         self.children = children
+        self._builder = None        # see ``unflatten``
         if kind is None:
             self.num_leaves = self.num_nodes = 1
         else:
@@ -137,6 +142,9 @@ class TreeDef:
 
     def __hash__(self):
         return self._hash
+
+    def __reduce__(self):       # (not its builder: written code does not pickle)
+        return TreeDef, (self.kind, self.aux, self.children)
 
     def __eq__(self, other):
         return (isinstance(other, TreeDef) and self.kind is other.kind
@@ -242,6 +250,24 @@ def flatten_with_path(tree, is_leaf=None):
 
 
 def unflatten(treedef, leaves):
+    """The tree of structure ``treedef`` with ``leaves`` (a sequence, in flatten order).
+
+    A treedef unflattened again (a jitted step's outputs, every call) gets a function
+    written for its structure, one expression building the whole tree (``_write_builder``):
+    walking the structure costs ~0.6 us a node a call."""
+    builder = treedef._builder
+    if builder is None:
+        treedef._builder = _SEEN_ONCE       # a structure built once is not worth writing
+    elif (builder is not _TOO_DEEP and (type(leaves) is list or type(leaves) is tuple)
+          and len(leaves) == treedef.num_leaves):
+        if builder is _SEEN_ONCE or builder.registrations != _registrations[0]:
+            builder = treedef._builder = _write_builder(treedef)
+        if builder is not _TOO_DEEP:
+            return builder(leaves)
+    return _walk(treedef, leaves)
+
+
+def _walk(treedef, leaves):
     it = iter(leaves)
 
     def build(td):
@@ -259,6 +285,47 @@ def unflatten(treedef, leaves):
         raise PytreeError(f"too many leaves for tree structure {treedef}: it takes "
                           f"{treedef.num_leaves}")
     return out
+
+
+# a treedef's ``_builder`` before it has one: unflattened once so far, or too deep to
+# write as one expression (Python's parser refuses expressions nested ~200 deep)
+_SEEN_ONCE, _TOO_DEEP = object(), object()
+_DEEPEST_WRITTEN = 50
+
+
+def _write_builder(treedef):
+    """``lambda leaves: tree`` for ``treedef``: tuples, lists, dicts and None written as
+    literals, other nodes as calls of their ``unflatten_fn`` (bound as it is now; the
+    builder remembers the registration count, ``_registrations``)."""
+    consts, position = {}, iter(range(treedef.num_leaves))
+
+    def const(value):
+        name = f"_c{len(consts)}"
+        consts[name] = value
+        return name
+
+    def expr(td, depth):
+        if td.kind is None:
+            return f"leaves[{next(position)}]"
+        if depth > _DEEPEST_WRITTEN:
+            raise RecursionError
+        parts = [expr(c, depth + 1) for c in td.children]
+        if td.kind is tuple:
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        if td.kind is list:
+            return "[" + ", ".join(parts) + "]"
+        if td.kind is dict:
+            return "{" + ", ".join(f"{const(k)}: {p}" for k, p in zip(td.aux, parts)) + "}"
+        if td.kind is type(None):
+            return "None"
+        _, fns = _node_of_kind(td.kind)
+        return f"{const(fns[1])}({const(td.aux)}, [{', '.join(parts)}])"
+    try:
+        builder = eval(f"lambda leaves: {expr(treedef, 0)}", consts)
+    except RecursionError:
+        return _TOO_DEEP
+    builder.registrations = _registrations[0]
+    return builder
 
 
 _sentinel = object()

@@ -133,8 +133,9 @@ def set_width(chosen, threads):
     """The first of ``chosen`` setters to ``threads``, the other to one thread; returns
     the widths before. Two libraries both wide inside one plan are the two spinning pools
     again: a 128x128 svd VJP (LAPACK on one library, its products on the other) took 44 ms
-    on two cores instead of 2.6 ms on one."""
-    slots = getattr(chosen, "slots", None)
+    on two cores instead of 2.6 ms on one. (Runs on every call of a plan that calls BLAS:
+    the one-library case, an interpreted plan's, is spelled out.)"""
+    slots = getattr(chosen, "slots", ())
     if slots and _COMPILED:
         widths = [0, 0]
         widths[slots[0]] = threads
@@ -142,19 +143,30 @@ def set_width(chosen, threads):
             widths[slots[1]] = 1
         before = _COMPILED[0](widths[0], widths[1])
         return [before[k] for k in slots]
+    if len(chosen) == 1:
+        return [chosen[0](threads)]
     return [setter(threads if k == 0 else 1) for k, setter in enumerate(chosen)]
 
 
-def restore(chosen, widths):
-    slots = getattr(chosen, "slots", None)
+def restore(chosen, widths, threads):
+    """Undo ``set_width(chosen, threads)``, which returned ``widths``: a library that was
+    at the width it was set to is not called again (~0.5 us a setter, every run)."""
+    slots = getattr(chosen, "slots", ())
     if slots and _COMPILED:
         back = [0, 0]
-        for k, width in zip(slots, widths):
-            back[k] = width
-        _COMPILED[0](back[0], back[1])
+        for n, (k, width) in enumerate(zip(slots, widths)):
+            if width != (threads if n == 0 else 1):
+                back[k] = width
+        if back[0] or back[1]:
+            _COMPILED[0](back[0], back[1])
         return
-    for setter, width in zip(chosen, widths):
-        setter(width)
+    if len(chosen) == 1:
+        if widths[0] != threads:
+            chosen[0](widths[0])
+        return
+    for n, (setter, width) in enumerate(zip(chosen, widths)):
+        if width != (threads if n == 0 else 1):
+            setter(width)
 
 
 # ---------------------------------------------------------------- the compiled path

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from ..core.interpreter import eval_program
+from ..core.interpreter import run_concrete
 from ..core.ir import Eqn, Literal, Var
 from ..ops import elementwise as ew
 from ..ops import layout
@@ -185,19 +185,22 @@ class Plan:
                 return outs
             if self._elsewhere:
                 self._poll_elsewhere()
-            arrived = bool(jobs) and all(job.done.is_set() for _, _, job in jobs)
-            if self._on_disk or arrived:
+            arrived = _all_done(jobs)
+            waiting = not (self._on_disk or arrived)
+            if not waiting:
                 # only then: a script that ends before its kernels arrive would hold the
                 # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
                 worth = self._worth_loading(len(self._on_disk) + len(jobs))
                 if worth:
                     NUMBA_IMPORTS.start()
-                if not worth or not NUMBA_IMPORTS.done():   # (numba would import here)
-                    return self._interpret_timed(args, started)
-            if self._on_disk:
+                waiting = not worth or not NUMBA_IMPORTS.done()   # (numba would import here)
+            if not waiting and self._on_disk:
                 self._load_from_disk()
                 jobs = self._jobs
-        if jobs and all(job.done.is_set() for _, _, job in jobs):
+                arrived = _all_done(jobs)
+        if waiting:
+            return self._interpret_timed(args, started)
+        if arrived:
             with self._lock:
                 if self._jobs is jobs:
                     self._install(jobs)
@@ -351,7 +354,8 @@ class Plan:
         shared = self._interpreted_shared
         if self.symbolic:
             program = specialize(program, bind_dims(program, args))
-        return _as_arrays(eval_program(program, list(args)), shared)
+        # (values in, values out, even under a trace: a plan stages nothing)
+        return _as_arrays(run_concrete(program, list(args)), shared)
 
     def compile(self, args=None):
         """Wait until the kernels a first run sent for have arrived (a tiered plan needs
@@ -411,6 +415,17 @@ class Plan:
                              f"({', '.join(map(repr, seg.steps))})")
                 parts.append(seg.source)
         return "\n".join(parts)
+
+
+def _all_done(jobs):
+    """Have all of ``jobs`` (a tiered plan's ``[(segment, signature, job)]``, if any)
+    finished? (A loop: a plan asks on every interpreted call.)"""
+    if not jobs:
+        return False
+    for _, _, job in jobs:
+        if not job.done.is_set():
+            return False
+    return True
 
 
 def _broadcasts_as_views(program):

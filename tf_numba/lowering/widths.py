@@ -71,7 +71,7 @@ def run_with_blas(blas, run, args, threads):
     try:
         return run(args)
     finally:
-        blas_threads.restore(blas, before)
+        blas_threads.restore(blas, before, threads)
 
 
 def lapack_libraries(groups):
