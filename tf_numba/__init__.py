@@ -13,6 +13,8 @@ _gc_was_enabled = _gc.isenabled()
 if _freeze:
     _gc.disable()
 try:
+    from ._heap import keep_freed_heap as _keep_freed_heap
+    _keep_freed_heap()
     from . import ops  # noqa: F401  (registers every primitive)
     from .api import (ShapeDtype, block_until_ready, eval_shape, grad, hessian, jacfwd,
                       jacobian, jacrev, jvp, linearize, make_program, stop_gradient, symbolic,
