@@ -291,16 +291,17 @@ def test_slice_bounds_on_a_symbolic_axis_become_guards():
 
 
 @pytest.mark.skipif(not tf._heap._is_glibc(), reason="glibc's malloc only")
-@pytest.mark.parametrize("pad, faults", [("32", "none"), ("0", "many")])
-def test_the_heap_keeps_freed_memory_for_the_next_arrays(pad, faults):
-    """With tf_numba imported, temporaries of 512 KiB made and freed again and again reuse
-    the heap's pages (``tf_numba._heap``): no page faults, where malloc left alone maps
-    fresh pages each time (~220 per chain of four)."""
-    script = textwrap.dedent("""
+@pytest.mark.parametrize("trim, n, faults", [("64", 256, "none"), ("64", 1024, "none"),
+                                             ("0", 256, "many")])
+def test_the_heap_keeps_freed_memory_for_the_next_arrays(trim, n, faults):
+    """With tf_numba imported, temporaries of 512 KiB or 8 MiB made and freed again and
+    again reuse the heap's pages (``tf_numba._heap``): no page faults, where malloc left
+    alone maps fresh pages for the smaller ones each time (~220 per chain of four)."""
+    script = textwrap.dedent(f"""
         import resource
         import numpy as np
         import tf_numba
-        y = np.random.rand(256, 256)
+        y = np.random.rand({n}, {n})
         def chain():
             return ((y + 1.0) * 2.0 - y) / (y + 3.0)
         chain()
@@ -309,7 +310,7 @@ def test_the_heap_keeps_freed_memory_for_the_next_arrays(pad, faults):
             chain()
         print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     """)
-    env = dict(os.environ, TF_NUMBA_HEAP_TOP_PAD_MB=pad)
+    env = dict(os.environ, TF_NUMBA_HEAP_TRIM_MB=trim)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True, timeout=120)
     page_faults = int(out.stdout.split()[-1])
