@@ -12,6 +12,7 @@ import numpy as np
 from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
+from .core.written import Written
 from .errors import TfNumbaError
 from .runtime import CpuEngine, default_runtime
 from .transforms.simplify import simplify
@@ -214,12 +215,8 @@ def _reader_for(args):
     others, written as straight-line code: the walk costs ~3 us a call for
     ``step(params, x, y)``, a tenth of a small interpreted step. None if ``args`` has a
     leaf that is not an ndarray."""
-    consts, checks, key, leaves, unpack = {"ndarray": np.ndarray}, [], [], [], []
-
-    def const(value):
-        name = f"_c{len(consts)}"
-        consts[name] = value
-        return name
+    written, checks, key, leaves, unpack = Written(ndarray=np.ndarray), [], [], [], []
+    const = written.bind
 
     def visit(name, value, marked=True):
         kind = type(value)
@@ -265,8 +262,7 @@ def _reader_for(args):
     if len(checks) > done:
         lines += [f"    if {' or '.join(checks[done:])}:", "        return None"]
     lines.append(f"    return ({''.join(k + ', ' for k in key)}), [{', '.join(leaves)}]")
-    exec("\n".join(lines), consts)
-    return consts["read"]
+    return written.function("\n".join(lines) + "\n", "read")
 
 
 def _read_leaves(items, key, leaves):

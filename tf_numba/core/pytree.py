@@ -9,6 +9,7 @@ import collections
 import dataclasses
 
 from ..errors import PytreeError
+from .written import Written
 
 _registry = {}   # node type -> (flatten_fn, unflatten_fn)
 _key_fns = {}    # node type -> fn(node) -> the key entries of its children, in flatten order
@@ -294,15 +295,11 @@ _DEEPEST_WRITTEN = 50
 
 
 def _write_builder(treedef):
-    """``lambda leaves: tree`` for ``treedef``: tuples, lists, dicts and None written as
+    """``build(leaves) -> tree`` for ``treedef``: tuples, lists, dicts and None written as
     literals, other nodes as calls of their ``unflatten_fn`` (bound as it is now; the
     builder remembers the registration count, ``_registrations``)."""
-    consts, position = {}, iter(range(treedef.num_leaves))
-
-    def const(value):
-        name = f"_c{len(consts)}"
-        consts[name] = value
-        return name
+    written, position = Written(), iter(range(treedef.num_leaves))
+    const = written.bind
 
     def expr(td, depth):
         if td.kind is None:
@@ -321,7 +318,8 @@ def _write_builder(treedef):
         _, fns = _node_of_kind(td.kind)
         return f"{const(fns[1])}({const(td.aux)}, [{', '.join(parts)}])"
     try:
-        builder = eval(f"lambda leaves: {expr(treedef, 0)}", consts)
+        builder = written.function(
+            f"def build(leaves):\n    return {expr(treedef, 0)}\n", "build")
     except RecursionError:
         return _TOO_DEEP
     builder.registrations = _registrations[0]
