@@ -26,6 +26,7 @@ import re
 
 from ..core.primitive import RULES, Primitive, register
 from ..errors import MissingRuleError, TfNumbaError
+from ..lowering.rules import Library
 
 FAMILIES = {}
 NUMPY_BLAS, SCIPY_BLAS = "numpy", "scipy"
@@ -70,9 +71,9 @@ class Family:
         if blas is not None:
             HOST_BLAS[prim] = blas
         if callable(lowering):
-            register("lower", prim, lowering)
+            register("lower", prim, Library(lowering))
         elif lowering is None:
-            register("lower", prim, _refuse_lowering(prim))
+            register("lower", prim, Library(_refuse_lowering(prim), refuses=True))
         elif lowering != "host":
             raise TfNumbaError(f"lowering of {prim.name} must be 'host', a lower rule or None")
         return prim
@@ -104,7 +105,7 @@ class Family:
         for name, prim in self.ops.items():
             roles = {role: prim in RULES[role] for role in ("jvp", "transpose", "batch")}
             rule = RULES["lower"].get(prim)
-            roles["lower"] = rule is None or not getattr(rule, "refuses", False)
+            roles["lower"] = rule is None or not rule.refuses
             table[name] = roles
         return table
 
@@ -117,7 +118,6 @@ def _refuse_lowering(prim):
     # family op must say how it lowers, so "none" is a rule that fails when jit reaches it.
     def lower(em, ins, outs, eqn):
         raise MissingRuleError(prim.name, "lower", prim.family)
-    lower.refuses = True
     return lower
 
 

@@ -10,39 +10,15 @@ import math
 
 import numpy as np
 
-from ..core import dtypes
 from ..core.ir import Literal, Var
-from ..core.primitive import RULES
 from ..errors import MissingRuleError
 from . import unrolled
 from .dims import DimEnv
-from .partition import (REDUCTIONS, FusedRegion, RowGroup, cuts_into_row_chunks,
-                        full_reductions, group_rows, is_fusible, is_outer_product,
-                        partition, row_helper)
+from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, full_reductions,
+                        group_rows, is_fusible, partition, row_helper)
 from . import vreduce
-from .scalar_exprs import ctor, expression, literal, typed
-
-_REDUCE_INIT = {
-    "reduce_sum": lambda dt: literal(0, dt),
-    "reduce_prod": lambda dt: literal(1, dt),
-    "reduce_max": lambda dt: literal(-np.inf, dt) if dt.kind == "f" else (
-        "False" if dtypes.is_bool(dt) else literal(np.iinfo(dt).min, dt)),
-    "reduce_min": lambda dt: literal(np.inf, dt) if dt.kind == "f" else (
-        "True" if dtypes.is_bool(dt) else literal(np.iinfo(dt).max, dt)),
-    "reduce_and": lambda dt: "True",
-    "reduce_or": lambda dt: "False",
-}
-# max/min as a compare-and-select that keeps a NaN once seen (np.maximum's semantics):
-# numba's np.maximum on scalars costs ~6x more per element in a reduction loop
-_REDUCE_STEP = {
-    "reduce_sum": "{acc} + {x}",
-    "reduce_prod": "{acc} * {x}",
-    "reduce_max": "{x} if ({x} > {acc} or {x} != {x}) else {acc}",
-    "reduce_min": "{x} if ({x} < {acc} or {x} != {x}) else {acc}",
-    "reduce_and": "({acc} and {x})",
-    "reduce_or": "({acc} or {x})",
-}
-
+from .rules import IndexMap, fusion, is_reduction, lowering_of
+from .scalar_exprs import ctor, literal
 
 class Emitter:
     """Source lines plus names for program values; handed to library ``lower`` rules."""
@@ -161,18 +137,16 @@ def consumable(em, v):
     return type(v) is Var and v in em.private and em.uses[v] == 1
 
 
-# library steps whose lowering always writes a fresh output array (never a view)
-WRITES_FRESH = {"dot_general"}
-
-
 def private_values(program):
     """Top-level values that no program output can reach, not even as a view, so their
     arrays may live in a workspace reused by the next call. A fusible equation or a
-    ``WRITES_FRESH`` step writes a fresh array; any other step (a reshape, a loop, a
-    library call) is taken to possibly return a view of any of its operands."""
+    library step declared ``writes_fresh`` writes a fresh array; any other step (a
+    reshape, a loop, a library call) is taken to possibly return a view of any of its
+    operands."""
     reachable = {v for v in program.outvars if type(v) is Var}
     for eqn in reversed(program.eqns):
-        fresh = is_fusible(eqn) or eqn.prim.name in WRITES_FRESH
+        rule = lowering_of(eqn)
+        fresh = rule is not None and (is_fusible(eqn) or rule.writes_fresh)
         if not fresh and any(v in reachable for v in eqn.outvars):
             reachable.update(v for v in eqn.invars if type(v) is Var)
     return {v for eqn in program.eqns for v in eqn.outvars if v not in reachable}
@@ -212,11 +186,11 @@ def _reads(step):
 
 def _emit_library_step(em, step):
     eqn = step.eqn
-    lower = RULES["lower"].get(eqn.prim)
+    lower = lowering_of(eqn)
     if lower is None:
         raise MissingRuleError(eqn.prim.name, "lowering", eqn.prim.family)
     outs = [em.define(v) for v in eqn.outvars]
-    lower(em, [em.name(v) for v in eqn.invars], outs, eqn)
+    lower.emit(em, [em.name(v) for v in eqn.invars], outs, eqn)
 
 
 class _GroupLines:
@@ -237,7 +211,7 @@ class _GroupLines:
 def _light(step):
     """A step with no reduction and no math call: a pass that only moves memory."""
     return type(step) is not FusedRegion or not any(
-        e.prim.name in REDUCTIONS or e.prim.name in _MATH_CALLS for e in step.eqns)
+        is_reduction(e) or fusion(e).math for e in step.eqns)
 
 
 def _emit_step(em, step, chunk_step=None):
@@ -371,8 +345,9 @@ class _LoopNest:
         em, par, dims = self.em, self.par, self.dims
         for eqn in self.region.eqns:
             v = eqn.outvars[0]
-            if eqn.prim.name in REDUCTIONS:
-                init = _REDUCE_INIT[eqn.prim.name](v.aval.dtype)
+            rule = fusion(eqn)
+            if is_reduction(eqn):
+                init = rule.init(v.aval.dtype)
                 name = em.define(v, "r")
                 level = _trailing_level(eqn.params["axes"], self.rank)
                 if not v.aval.shape:
@@ -404,11 +379,10 @@ class _LoopNest:
         With other work in the region, the innermost loop is split in two: one computes
         the row into buffers (vectorizable: exp, tanh ...), one accumulates it in order."""
         em, region, par, rank = self.em, self.region, self.par, self.rank
-        self.carried = [e for e in region.eqns if e.prim.name in REDUCTIONS
+        self.carried = [e for e in region.eqns if is_reduction(e)
                         and (e.outvars[0] in self.local or not e.outvars[0].aval.shape)]
         self.loop_a = [e for e in region.eqns if e not in self.carried]
-        exact_order_free = all(e.prim.name in ("reduce_max", "reduce_min")
-                               for e in self.carried)
+        exact_order_free = all(fusion(e).extreme for e in self.carried)
         self.split = rank >= 1 and bool(self.carried) and (
             bool(self.loop_a) or exact_order_free or any(row_helper(e) for e in self.carried))
         self.buffers = {}
@@ -505,7 +479,7 @@ class _LoopNest:
 
     def reduce(self, eqn, x, acc=None):
         acc = acc or self.accumulator(eqn)
-        self.em.emit(f"{acc} = {_REDUCE_STEP[eqn.prim.name].format(acc=acc, x=x)}")
+        self.em.emit(f"{acc} = {fusion(eqn).step.format(acc=acc, x=x)}")
 
     def operand_at(self, x, j):
         """Source of a carried reduction's operand at position ``j`` of the last axis."""
@@ -532,8 +506,8 @@ class _LoopNest:
         filled = set()
         for eqn in region.eqns:
             v = eqn.outvars[0]
-            prim = eqn.prim.name
-            if prim in REDUCTIONS:
+            rule = fusion(eqn)
+            if is_reduction(eqn):
                 x = eqn.invars[0]
                 if not self.split or eqn not in self.carried:
                     self.reduce(eqn, self.read(x))
@@ -541,14 +515,10 @@ class _LoopNest:
                     filled.add(x)
                     em.emit(f"{self.buffers[x]}[{self.in_row}] = {self.read(x)}")
                 continue
-            if prim == "broadcast_in_dim":
-                expr = _broadcast_read(em, eqn, idx)
-            elif prim == "iota":
-                expr = typed(idx[eqn.params["dimension"]], v.aval.dtype)
-            elif is_outer_product(eqn):
-                expr = _outer_product(em, eqn, idx)
+            if type(rule) is IndexMap:
+                expr = rule.read(em.name, eqn, idx)
             else:
-                expr = expression(eqn, [self.read(a) for a in eqn.invars])
+                expr = rule.expression(eqn, [self.read(a) for a in eqn.invars])
             name = em.fresh("s")
             em.emit(f"{name} = {expr}")
             self.loop_names[v] = name
@@ -572,10 +542,10 @@ class _LoopNest:
                 dt = eqn.outvars[0].aval.dtype
                 self.reduce(eqn, f"vreduce.pairwise_sum({row}, {self.scratch[dt]})")
             else:
-                is_max = eqn.prim.name == "reduce_max"
+                is_max = fusion(eqn).extreme == "max"
                 em.emit(f"{acc} = vreduce.row_extreme({row}, {acc}, {is_max})")
         rest = [e for e in self.carried if e not in by_row]
-        if rest and all(e.prim.name in ("reduce_max", "reduce_min") for e in rest):
+        if rest and all(fusion(e).extreme for e in rest):
             _emit_unrolled_extremes(em, rest, self.accumulator, self.operand_at, self.reduce,
                                     idx[-1], dims[-1])
         elif rest:
@@ -610,7 +580,7 @@ class _LoopNest:
             total = em.names[eqn.outvars[0]]
             em.emit(f"for {par.chunk} in range({par.count}):")
             em.emit(f"    {total} = "
-                    + _REDUCE_STEP[eqn.prim.name].format(acc=total, x=f"{parts}[{par.chunk}]"))
+                    + fusion(eqn).step.format(acc=total, x=f"{parts}[{par.chunk}]"))
 
 
 # A prange launch and its barrier cost a few us on OpenMP and a chunk should stay in
@@ -621,16 +591,12 @@ class _LoopNest:
 # variant of a plan chunks the same regions with range(): same partial sums, same bits.
 PARALLEL_MIN_ELEMENTS = 1 << 17
 PARALLEL_MIN_ELEMENTS_MATH = 1 << 15
-_MATH_CALLS = {"exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
-               "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-               "cbrt", "erf", "erfc", "lgamma", "xlogy", "xlog1py", "logistic", "atan2",
-               "hypot", "pow", "fmod"}
 _CHUNK_ELEMENTS = 1 << 13
 
 
 def _pays_for_threads(elements, eqns):
     return elements >= PARALLEL_MIN_ELEMENTS or (
-        elements >= PARALLEL_MIN_ELEMENTS_MATH and any(e.prim.name in _MATH_CALLS for e in eqns))
+        elements >= PARALLEL_MIN_ELEMENTS_MATH and any(fusion(e).math for e in eqns))
 
 
 class _Chunks:
@@ -703,29 +669,3 @@ def _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, i, n):
         for part in parts[eqn][1:]:
             reduce(eqn, part)
     em.indent += 1
-
-
-def _broadcast_read(em, eqn, idx):
-    x = eqn.invars[0]
-    if type(x) is Literal or not x.aval.shape:
-        return em.name(x)
-    dims = eqn.params["broadcast_dimensions"]
-    parts = ["0" if x.aval.shape[k] == 1 and eqn.outvars[0].aval.shape[d] != 1 else idx[d]
-             for k, d in enumerate(dims)]
-    return f"{em.names[x]}[{', '.join(parts)}]"
-
-
-def _outer_product(em, eqn, idx):
-    """out[batch, lhs free, rhs free] = lhs[...] * rhs[...], contracted (length-1) axes at 0."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    out_dtype = eqn.outvars[0].aval.dtype
-    position = iter(range(len(lb), len(idx)))
-    reads = []
-    for v, contracted, batch in zip(eqn.invars, (lc, rc), (lb, rb)):
-        if type(v) is Literal or not v.aval.shape:
-            reads.append(typed(em.name(v), out_dtype))
-            continue
-        index = ["0" if d in contracted else idx[batch.index(d)] if d in batch
-                 else idx[next(position)] for d in range(v.aval.ndim)]
-        reads.append(typed(f"{em.names[v]}[{', '.join(index)}]", out_dtype))
-    return typed(f"({reads[0]} * {reads[1]})", out_dtype)

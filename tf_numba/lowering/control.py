@@ -17,10 +17,11 @@ import contextlib
 from ..core.ir import Var
 from ..core.primitive import register
 from ..ops import control
-from . import library, unrolled
+from . import unrolled
 from .codegen import emit_program
 from .partition import FusedRegion, partition
-from .scalar_exprs import ctor, is_elementwise
+from .rules import Library, is_elementwise, lowerable
+from .scalar_exprs import ctor
 
 _INITIAL_TAPE = 16
 
@@ -320,21 +321,19 @@ def _sub_programs(eqn):
 
 def _all_lowerable(eqn):
     """A loop compiles only if every equation of its sub-programs does."""
-    from .segments import lowerable
     return all(lowerable(e) for prog in _sub_programs(eqn) for e in prog.eqns)
 
 
-for _prim, _rule in ((control.scan_p, _scan), (control.while_p, _while),
+for _prim, _emit in ((control.scan_p, _scan), (control.while_p, _while),
                      (control.cond_p, _cond), (control.checkpoint_p, _checkpoint)):
-    register("lower", _prim, _rule)
-    library.SUPPORTS[_prim] = _all_lowerable
+    register("lower", _prim, Library(_emit, supports=_all_lowerable))
 
 
 def _copy(em, ins, outs, eqn):
     em.emit(f"{outs[0]} = {ins[0]}")   # values are never written in place: no copy needed
 
 
-register("lower", control._copy_p, _copy)
+register("lower", control._copy_p, Library(_copy))
 
 
 # ---------------------------------------------------------------- scan: step-independent work

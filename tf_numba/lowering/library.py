@@ -1,9 +1,9 @@
 """Lowering rules of the non-fused primitives: each writes a few lines of kernel source.
 
-A rule is ``lower(em, ins, outs, eqn)``: ``ins`` are source expressions of the operands
-(rank-0 operands are scalars), ``outs`` the names to assign. ``SUPPORTS`` may decline an
-equation (a dtype numba cannot handle there); a declined or rule-less equation runs its
-NumPy impl between compiled segments instead.
+Each is registered as a ``rules.Library`` record under its primitive: ``emit(em, ins,
+outs, eqn)`` gets source expressions of the operands (rank-0 operands are scalars) and the
+names to assign; its ``supports`` may decline an equation (a dtype numba cannot handle
+there). A declined or rule-less equation runs its NumPy impl between compiled segments.
 """
 import math
 
@@ -13,6 +13,7 @@ from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting
 from . import loops, unrolled
 from .codegen import consumable
+from .rules import Library
 from .scalar_exprs import ctor
 
 
@@ -202,16 +203,6 @@ def _split_elements(names, shape, axis):
     return [names[k:k + run] for k in range(0, len(names), run)]
 
 
-def _iota(em, ins, outs, eqn):
-    aval = eqn.outvars[0].aval
-    dim = eqn.params["dimension"]
-    em.emit(f"{outs[0]} = np.empty({em.shape(aval.shape)}, {ctor(aval.dtype)})")
-    idx = [em.fresh("j") for _ in aval.shape]
-    for k in range(len(idx)):
-        em.emit("    " * k + f"for {idx[k]} in range({outs[0]}.shape[{k}]):")
-    em.emit("    " * len(idx) + f"{outs[0]}[{', '.join(idx)}] = {idx[dim]}")
-
-
 def _dim_size(em, ins, outs, eqn):
     dims = [em.dim(d) for d in eqn.params["dims"]]
     em.emit(f"{outs[0]} = np.int64({' * '.join(dims) or '1'})")
@@ -350,15 +341,15 @@ def _blas_dtype(eqn):
     return (dtypes.is_inexact(dt) and eqn.params["preferred_element_type"] in (None, dt))
 
 
-_CUMULATIVE = {"cumsum": "CUMSUM", "cumprod": "CUMPROD", "cummax": "CUMMAX",
-               "cummin": "CUMMIN"}
+def _cumulative(code):
+    """A cumulative op along its axis, ``code`` naming its combiner in ``loops``."""
+    return lambda em, ins, outs, eqn: _emit_cumulative(em, ins, outs, eqn, code)
 
 
-def _cumulative(em, ins, outs, eqn):
+def _emit_cumulative(em, ins, outs, eqn, code):
     axis, rank = eqn.params["axis"], len(eqn.invars[0].aval.shape)
     rows, perm = _rows(em, ins[0], axis, rank)
     result = em.fresh("scan")
-    code = _CUMULATIVE[eqn.prim.name]
     em.emit(f"{result} = loops.cumulative_rows({rows}, loops.{code}, {eqn.params['reverse']})")
     _unrows(em, outs[0], result, f"{ins[0]}.shape", perm)
 
@@ -373,11 +364,15 @@ def _linear_recurrence(em, ins, outs, eqn):
     _unrows(em, outs[0], result, f"{ins[1]}.shape", perm)
 
 
-def _argextreme(em, ins, outs, eqn):
+def _argextreme(is_max):
+    return lambda em, ins, outs, eqn: _emit_argextreme(em, ins, outs, eqn, is_max)
+
+
+def _emit_argextreme(em, ins, outs, eqn, is_max):
     axis, aval = eqn.params["axis"], eqn.invars[0].aval
     rows, _ = _rows(em, ins[0], axis, len(aval.shape))
     out_aval = eqn.outvars[0].aval
-    found = f"loops.argextreme_rows({rows}, {eqn.prim.name == 'argmax'})"
+    found = f"loops.argextreme_rows({rows}, {is_max})"
     if out_aval.shape:
         em.emit(f"{outs[0]} = {found}.astype({ctor(out_aval.dtype)})"
                 f".reshape({em.shape(out_aval.shape)})")
@@ -419,10 +414,12 @@ def _gather(em, ins, outs, eqn):
             f".reshape({em.shape(eqn.outvars[0].aval.shape)})")
 
 
-_SCATTER = {"scatter_add": "SCATTER_ADD", "scatter": "SCATTER_SET", "scatter_mul": "SCATTER_MUL"}
+def _scatter(code):
+    """A scatter combining updates into the operand by ``loops``' combiner ``code``."""
+    return lambda em, ins, outs, eqn: _emit_scatter(em, ins, outs, eqn, code)
 
 
-def _scatter(em, ins, outs, eqn):
+def _emit_scatter(em, ins, outs, eqn, code):
     x, idx, upd = ins
     axes = eqn.params["axes"]
     aval = eqn.invars[0].aval
@@ -435,7 +432,7 @@ def _scatter(em, ins, outs, eqn):
     # the operand's last use: combine into it rather than into a copy of it
     inplace = consumable(em, eqn.invars[0])
     em.emit(f"{result} = loops.scatter_rows({table}, {rows}, {updates}, "
-            f"loops.{_SCATTER[eqn.prim.name]}, {inplace})")
+            f"loops.{code}, {inplace})")
     _unrows(em, outs[0], result, f"{x}.shape", perm)
 
 
@@ -496,43 +493,33 @@ def _sort_supported(eqn):
     return len({a.dtype for a in keys}) == 1
 
 
-LOWERINGS = {
-    layout.PRIMS["reshape"]: _reshape,
-    layout.PRIMS["transpose"]: _transpose,
-    layout.PRIMS["rev"]: _rev,
-    layout.PRIMS["slice"]: _slice,
-    layout.PRIMS["pad"]: _pad,
-    layout.PRIMS["concatenate"]: _concatenate,
-    layout.PRIMS["iota"]: _iota,
-    layout.PRIMS["dim_size"]: _dim_size,
-    contraction.PRIMS["dot_general"]: _dot_general,
-    reductions.PRIMS["argmax"]: _argextreme,
-    reductions.PRIMS["argmin"]: _argextreme,
-    reductions.PRIMS["linear_recurrence"]: _linear_recurrence,
-    indexing.PRIMS["gather"]: _gather,
-    indexing.PRIMS["scatter_add"]: _scatter,
-    indexing.PRIMS["scatter"]: _scatter,
-    indexing.PRIMS["scatter_mul"]: _scatter,
-    indexing.PRIMS["dynamic_slice"]: _dynamic_slice,
-    indexing.PRIMS["dynamic_update_slice"]: _dynamic_update_slice,
-    sorting.PRIMS["sort"]: _sort,
-}
-for _name in _CUMULATIVE:
-    LOWERINGS[reductions.PRIMS[_name]] = _cumulative
-
-SUPPORTS = {
-    contraction.PRIMS["dot_general"]: _blas_dtype,
-    sorting.PRIMS["sort"]: _sort_supported,
-    reductions.PRIMS["argmax"]: lambda e: not dtypes.is_complex(e.invars[0].aval.dtype),
-    reductions.PRIMS["argmin"]: lambda e: not dtypes.is_complex(e.invars[0].aval.dtype),
-}
-
-for _prim, _rule in LOWERINGS.items():
-    register("lower", _prim, _rule)
+def _real_operand(eqn):
+    return not dtypes.is_complex(eqn.invars[0].aval.dtype)
 
 
-def supported(eqn):
-    check = SUPPORTS.get(eqn.prim)
-    return check is None or check(eqn)
-
-
+for _prim, _lowering in (
+        (layout.reshape_p, Library(_reshape)),
+        (layout.transpose_p, Library(_transpose)),
+        (layout.rev_p, Library(_rev)),
+        (layout.slice_p, Library(_slice)),
+        (layout.pad_p, Library(_pad)),
+        (layout.concatenate_p, Library(_concatenate)),
+        (layout.dim_size_p, Library(_dim_size)),
+        (contraction.dot_general_p, Library(_dot_general, supports=_blas_dtype,
+                                            writes_fresh=True,
+                                            index_map=contraction.OUTER_PRODUCT)),
+        (reductions.argmax_p, Library(_argextreme(True), supports=_real_operand)),
+        (reductions.argmin_p, Library(_argextreme(False), supports=_real_operand)),
+        (reductions.cumsum_p, Library(_cumulative("CUMSUM"))),
+        (reductions.cumprod_p, Library(_cumulative("CUMPROD"))),
+        (reductions.cummax_p, Library(_cumulative("CUMMAX"))),
+        (reductions.cummin_p, Library(_cumulative("CUMMIN"))),
+        (reductions.linear_recurrence_p, Library(_linear_recurrence)),
+        (indexing.gather_p, Library(_gather)),
+        (indexing.scatter_add_p, Library(_scatter("SCATTER_ADD"))),
+        (indexing.scatter_p, Library(_scatter("SCATTER_SET"))),
+        (indexing.scatter_mul_p, Library(_scatter("SCATTER_MUL"))),
+        (indexing.dynamic_slice_p, Library(_dynamic_slice)),
+        (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
+        (sorting.sort_p, Library(_sort, supports=_sort_supported))):
+    register("lower", _prim, _lowering)

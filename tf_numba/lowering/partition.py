@@ -10,10 +10,8 @@ import math
 
 from ..core import dtypes
 from ..core.ir import Var
-from .scalar_exprs import is_elementwise
-
-REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-              "reduce_or"}
+from ..ops import layout
+from .rules import Elementwise, IndexMap, Reduction, fusion, is_reduction
 
 
 class FusedRegion:
@@ -58,38 +56,27 @@ class LibraryStep:
         return f"LibraryStep({self.eqn.prim.name})"
 
 
-def is_outer_product(eqn):
-    """A ``dot_general`` whose contracted dims all have length 1 is a broadcast multiply:
-    as a loop it is one pass writing the output, where BLAS gemm with k = 1 costs ~1.5x
-    that and a call. (The length is concrete here; another length gets other source.)"""
-    if eqn.prim.name != "dot_general":
-        return False
-    (lc, rc), _ = eqn.params["dimension_numbers"]
-    shape = eqn.invars[0].aval.shape
-    return all(shape[d] == 1 for d in lc)
-
-
 def reads_through_index_map(eqn):
     """Fusible equations that read an operand at other positions than the loop's own
     (the operand must be a materialized array or a scalar, never a loop value), or that
     compute from the position itself (``iota``: a triangular mask is then a compare of
     two loop indices, not two index arrays written out and read back)."""
-    return eqn.prim.name in ("broadcast_in_dim", "iota") or is_outer_product(eqn)
+    return type(fusion(eqn)) is IndexMap
 
 
 def _space(eqn):
     """The iteration space of a fusible equation, or None if it is not fusible."""
-    name = eqn.prim.name
-    if name in REDUCTIONS:
+    kind = type(fusion(eqn))
+    if kind is Reduction:
         return eqn.invars[0].aval.shape
-    if is_elementwise(eqn) or reads_through_index_map(eqn):
+    if kind is Elementwise or kind is IndexMap:
         return eqn.outvars[0].aval.shape
     return None
 
 
 def is_fusible(eqn):
     """Does ``eqn`` run inside a fused region (its array output then freshly written)."""
-    return _space(eqn) is not None
+    return fusion(eqn) is not None
 
 
 def _fits(region, eqn):
@@ -115,7 +102,7 @@ def partition(program):
                 region = FusedRegion(space)
                 steps.append(region)
             region.eqns.append(eqn)
-            if eqn.prim.name in REDUCTIONS:
+            if is_reduction(eqn):
                 region.reduced.update(eqn.outvars)
             else:
                 region.defined.update(eqn.outvars)
@@ -160,11 +147,8 @@ def row_helper(eqn):
     dt = eqn.outvars[0].aval.dtype
     if dtypes.is_bool(dt) or dtypes.is_complex(dt) or eqn.invars[0].aval.dtype != dt:
         return None
-    if eqn.prim.name == "reduce_sum":
-        return "sum"
-    if eqn.prim.name in ("reduce_max", "reduce_min") and not dtypes.is_integer(dt):
-        return "extreme"
-    return None
+    helper = fusion(eqn).row_helper
+    return None if helper == "extreme" and dtypes.is_integer(dt) else helper
 
 
 def cuts_into_row_chunks(region):
@@ -177,7 +161,7 @@ def cuts_into_row_chunks(region):
         return False
     for eqn in region.eqns:
         v = eqn.outvars[0]
-        if eqn.prim.name in REDUCTIONS:
+        if is_reduction(eqn):
             x = eqn.invars[0]
             if not v.aval.shape:
                 if len(space) == 1 and not (row_helper(eqn) and type(x) is Var
@@ -193,7 +177,7 @@ def cuts_into_row_chunks(region):
 def full_reductions(region):
     """The region's reductions to a scalar (ready only after its whole loop)."""
     return {e.outvars[0] for e in region.eqns
-            if e.prim.name in REDUCTIONS and not e.outvars[0].aval.shape}
+            if is_reduction(e) and not e.outvars[0].aval.shape}
 
 
 def _reads_own_row(group, region):
@@ -204,7 +188,7 @@ def _reads_own_row(group, region):
                 continue
             if x in group.totals or not x.aval.shape or x.aval.shape[0] != group.rows:
                 return False
-            if eqn.prim.name == "broadcast_in_dim":
+            if eqn.prim is layout.broadcast_in_dim_p:
                 if eqn.params["broadcast_dimensions"][0] != 0:
                     return False
             elif reads_through_index_map(eqn) or x.aval.shape != region.space:
@@ -217,7 +201,7 @@ def _joins(group, step):
         return (step.space and step.space[0] == group.rows and cuts_into_row_chunks(step)
                 and _reads_own_row(group, step))
     eqn = step.eqn
-    return (eqn.prim.name == "reshape" and eqn.invars[0].aval.shape[:1] == (group.rows,)
+    return (eqn.prim is layout.reshape_p and eqn.invars[0].aval.shape[:1] == (group.rows,)
             and eqn.outvars[0].aval.shape[:1] == (group.rows,)
             and eqn.invars[0] not in group.totals)
 

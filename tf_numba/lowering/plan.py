@@ -33,8 +33,9 @@ from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS, NUMBA_IMPORTS
-from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, lowerable,
-                       segment_program, split, uses_after)
+from .rules import lowerable
+from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, segment_program,
+                       split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
 
 __all__ = ["Plan", "lowerable", "tiered_default"]

@@ -7,21 +7,13 @@ import numpy as np
 
 from ..core.interpreter import eval_program
 from ..core.ir import Program, Var
-from ..core.primitive import RULES
 from ..core.symbolic import bind_dims, is_symbolic, specialize
 from ..errors import TfNumbaError
-from . import library
+from . import library  # noqa: F401  (registers the library steps' lowerings)
 from .codegen import generate
-from .partition import REDUCTIONS, FusedRegion, partition
-from .scalar_exprs import is_elementwise, supports_dtype
+from .partition import FusedRegion, partition
+from .rules import lowerable
 from .workspace import Workspaces, new_workspace
-
-
-def lowerable(eqn):
-    """Can ``eqn`` run inside a compiled kernel (else it is a NumPy step between kernels)?"""
-    if is_elementwise(eqn) or eqn.prim.name in REDUCTIONS or eqn.prim.name == "broadcast_in_dim":
-        return supports_dtype(eqn)
-    return eqn.prim in RULES["lower"] and library.supported(eqn)
 
 
 class InterpretedStep:

@@ -12,7 +12,9 @@ import itertools
 import math
 
 from ..core.ir import Literal
-from .scalar_exprs import expression, is_elementwise, literal
+from ..ops import layout
+from .rules import fusion, is_elementwise
+from .scalar_exprs import literal
 
 MAX_ELEMENTS = 16
 
@@ -68,17 +70,18 @@ def emit_region(em, region):
     repeats) and made only of elementwise ops and broadcasts; returns whether it did."""
     if em.hoisted is None or not tiny(region.space):
         return False
-    if not all(e.prim.name == "broadcast_in_dim" or is_elementwise(e) for e in region.eqns):
+    if not all(e.prim is layout.broadcast_in_dim_p or is_elementwise(e) for e in region.eqns):
         return False
     local = {}
     for eqn in region.eqns:
         v = eqn.outvars[0]
         names = []
         for position in positions(region.space):
-            if eqn.prim.name == "broadcast_in_dim":
+            if eqn.prim is layout.broadcast_in_dim_p:
                 expr = _broadcast_element(em, eqn, position, local)
             else:
-                expr = expression(eqn, [element(em, a, position, local) for a in eqn.invars])
+                expr = fusion(eqn).expression(
+                    eqn, [element(em, a, position, local) for a in eqn.invars])
             names.append(em.fresh("s"))
             em.emit(f"{names[-1]} = {expr}")
         local[v] = names

@@ -13,7 +13,10 @@
 | bits | shift_right_logical (Threefry's rotations in ``tf_numba.random``) |
 
 Each module declares its primitives with abstract eval and NumPy impl and registers their
-JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions).
+JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions),
+and how the ones that fuse into kernels lower (``lowering/rules.py``: an elementwise
+template, a reduction's accumulator, an index map); library steps' rules, which write
+kernel code around helpers, are in ``lowering/library.py`` under the same primitives.
 Each module's ``PRIMS`` maps primitive names to primitives.
 """
 from . import elementwise, layout, reductions, indexing, contraction, sorting, special, control  # noqa: F401,E501

@@ -9,8 +9,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import defzero
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, register
 from ..errors import DTypeError
+from ..lowering.scalar_exprs import typed, written
 from .elementwise import _coerce, batch_elementwise, elementwise_shape
 
 _UNSIGNED = {dtypes.int32: np.uint32, dtypes.int64: np.uint64}
@@ -34,8 +35,15 @@ def _shift_impl(x, n):
     return np.where(in_range, shifted, 0).astype(x.dtype)
 
 
+def _shift_source(a, i, o):
+    unsigned, bits = f"np.u{i.name}", np.iinfo(i).bits
+    return typed(f"({unsigned}({a[0]}) >> {unsigned}({a[1]}) if 0 <= {a[1]} < {bits} "
+                 f"else {unsigned}(0))", o)
+
+
 shift_right_logical_p = Primitive("shift_right_logical", _shift_eval, _shift_impl)
 defzero(shift_right_logical_p)
+register("lower", shift_right_logical_p, written(_shift_source))
 batch_elementwise(shift_right_logical_p)
 
 PRIMS = {"shift_right_logical": shift_right_logical_p}

@@ -15,6 +15,8 @@ from ..core.linear import Zero, aval_of, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_dim
 from ..errors import DTypeError, ShapeError
+from ..lowering.rules import IndexMap
+from ..lowering.scalar_exprs import typed
 from . import elementwise as ew
 from . import layout
 from .layout import located
@@ -86,6 +88,35 @@ def _dot_general_impl(a, b, *, dimension_numbers, preferred_element_type):
 
 dot_general_p = Primitive("dot_general", _dot_general_eval, _dot_general_impl)
 PRIMS["dot_general"] = dot_general_p
+
+
+def is_outer_product(eqn):
+    """A ``dot_general`` whose contracted dims all have length 1 is a broadcast multiply:
+    as a loop it is one pass writing the output, where BLAS gemm with k = 1 costs ~1.5x
+    that and a call. (The length is concrete here; another length gets other source.)"""
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    shape = eqn.invars[0].aval.shape
+    return all(shape[d] == 1 for d in lc)
+
+
+def _outer_product_read(name, eqn, idx):
+    """out[batch, lhs free, rhs free] = lhs[...] * rhs[...], contracted (length-1) axes at 0."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    out_dtype = eqn.outvars[0].aval.dtype
+    position = iter(range(len(lb), len(idx)))
+    reads = []
+    for v, contracted, batch in zip(eqn.invars, (lc, rc), (lb, rb)):
+        if not v.aval.shape:
+            reads.append(typed(name(v), out_dtype))
+            continue
+        index = ["0" if d in contracted else idx[batch.index(d)] if d in batch
+                 else idx[next(position)] for d in range(v.aval.ndim)]
+        reads.append(typed(f"{name(v)}[{', '.join(index)}]", out_dtype))
+    return typed(f"({reads[0]} * {reads[1]})", out_dtype)
+
+
+# in a loop nest (the rest of its lowering is a library rule: lowering/library.py)
+OUTER_PRODUCT = IndexMap(_outer_product_read, when=is_outer_product)
 
 
 def _dims_tuple(dims):

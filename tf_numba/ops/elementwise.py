@@ -1,4 +1,5 @@
-"""Elementwise primitives: one table row each (NumPy impl, accepted dtypes, JVP partials).
+"""Elementwise primitives: one table row each (NumPy impl, accepted dtypes, output dtype,
+the scalar source a kernel computes it with), and their JVP partials.
 
 Operands have equal shapes, except that a rank-0 operand broadcasts (the one departure from
 StableHLO's fully explicit broadcasting: it keeps scalar constants out of the program as
@@ -17,6 +18,7 @@ from ..core.linear import (Zero, defjvp, deflinear, defzero, has_tangent, instan
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError
+from ..lowering.scalar_exprs import call, compare, infix, literal, typed, vmath, written
 
 # ---------------------------------------------------------------- dtype classes
 
@@ -130,78 +132,136 @@ def _div(x, y):
     return np.true_divide(x, y)
 
 
-# name: (NumPy impl, accepted dtypes, output dtype rule)
+# ---------------------------------------------------------------- scalar sources in kernels
+
+def _not_source(a, i, o):
+    return f"(not {a[0]})" if dtypes.is_bool(i) else typed(f"(~{a[0]})", o)
+
+
+def _real_source(a, i, o):
+    return typed(f"{a[0]}.real", o) if dtypes.is_complex(i) else a[0]
+
+
+def _imag_source(a, i, o):
+    return typed(f"{a[0]}.imag", o) if dtypes.is_complex(i) else literal(0, o)
+
+
+def _conj_source(a, i, o):
+    return typed(f"np.conj({a[0]})", o) if dtypes.is_complex(i) else a[0]
+
+
+def _logistic_source(a, i, o):
+    one = literal(1, o)
+    return typed(f"({one} / ({one} + {EXP_SOURCE([f'(-{a[0]})'], i, i)}))", o)
+
+
+def _pow_source(a, i, o):
+    # a square as one multiply, not a call of np.power
+    if a[1] == literal(2, i):
+        return typed(f"({a[0]} * {a[0]})", o)
+    return typed(f"np.power({a[0]}, {a[1]})", o)
+
+
+def _select_source(a, i, o):
+    return f"({a[1]} if {a[0]} else {a[2]})"
+
+
+def _clamp_source(a, i, o):
+    return typed(f"np.minimum(np.maximum({a[1]}, {a[0]}), {a[2]})", o)
+
+
+def _convert_source(a, i, o):
+    x = a[0]
+    if dtypes.is_complex(i) and not dtypes.is_complex(o):
+        x = f"{x}.real"
+    if dtypes.is_bool(o):
+        return f"({x} != 0)"
+    return typed(x, o)
+
+
+EXP_SOURCE, LOG_SOURCE = vmath("exp").template, vmath("log").template
+
+
+# name: (NumPy impl, accepted dtypes, output dtype rule, lowering: its scalar source in kernels)
 UNARY = {
-    "neg": (np.negative, NUMERIC, SAME),
-    "exp": (np.exp, INEXACT, SAME),
-    "exp2": (np.exp2, INEXACT, SAME),
-    "log": (np.log, INEXACT, SAME),
-    "log2": (np.log2, INEXACT, SAME),
-    "log10": (np.log10, INEXACT, SAME),
-    "log1p": (np.log1p, INEXACT, SAME),
-    "expm1": (np.expm1, INEXACT, SAME),
-    "sin": (np.sin, INEXACT, SAME),
-    "cos": (np.cos, INEXACT, SAME),
-    "tan": (np.tan, INEXACT, SAME),
-    "asin": (np.arcsin, INEXACT, SAME),
-    "acos": (np.arccos, INEXACT, SAME),
-    "atan": (np.arctan, INEXACT, SAME),
-    "sinh": (np.sinh, INEXACT, SAME),
-    "cosh": (np.cosh, INEXACT, SAME),
-    "tanh": (np.tanh, INEXACT, SAME),
-    "asinh": (np.arcsinh, INEXACT, SAME),
-    "acosh": (np.arccosh, INEXACT, SAME),
-    "atanh": (np.arctanh, INEXACT, SAME),
-    "sqrt": (np.sqrt, INEXACT, SAME),
-    "rsqrt": (_rsqrt, INEXACT, SAME),
-    "cbrt": (np.cbrt, FLOAT, SAME),
-    "abs": (np.abs, NUMERIC, REAL_PART),
-    "sign": (np.sign, NUMERIC, SAME),
-    "floor": (np.floor, FLOAT, SAME),
-    "ceil": (np.ceil, FLOAT, SAME),
-    "round": (np.round, FLOAT, SAME),       # half to even, as NumPy
-    "erf": (_special("erf"), FLOAT, SAME),
-    "erfc": (_special("erfc"), FLOAT, SAME),
-    "logistic": (_logistic, FLOAT, SAME),
-    "is_finite": (np.isfinite, INEXACT, BOOL),
-    "signbit": (np.signbit, FLOAT, BOOL),   # sees the sign of -0.0 and of NaNs
-    "not": (np.invert, LOGICAL, SAME),      # logical on bool, bitwise on ints
-    "real": (np.real, INEXACT, REAL_PART),
-    "imag": (np.imag, INEXACT, REAL_PART),
-    "conj": (np.conjugate, INEXACT, SAME),
-    "stop_gradient": (lambda x: x, ANY, SAME),
+    "neg": (np.negative, NUMERIC, SAME, written(lambda a, i, o: typed(f"(-{a[0]})", o))),
+    "exp": (np.exp, INEXACT, SAME, vmath("exp")),
+    "exp2": (np.exp2, INEXACT, SAME, call("np.exp2", math=True)),
+    "log": (np.log, INEXACT, SAME, vmath("log")),
+    "log2": (np.log2, INEXACT, SAME, call("np.log2", math=True)),
+    "log10": (np.log10, INEXACT, SAME, call("np.log10", math=True)),
+    "log1p": (np.log1p, INEXACT, SAME, call("np.log1p", math=True)),
+    "expm1": (np.expm1, INEXACT, SAME, call("np.expm1", math=True)),
+    "sin": (np.sin, INEXACT, SAME, vmath("sin")),
+    "cos": (np.cos, INEXACT, SAME, vmath("cos")),
+    "tan": (np.tan, INEXACT, SAME, call("np.tan", math=True)),
+    "asin": (np.arcsin, INEXACT, SAME, call("np.arcsin", math=True)),
+    "acos": (np.arccos, INEXACT, SAME, call("np.arccos", math=True)),
+    "atan": (np.arctan, INEXACT, SAME, call("np.arctan", math=True)),
+    "sinh": (np.sinh, INEXACT, SAME, call("np.sinh", math=True)),
+    "cosh": (np.cosh, INEXACT, SAME, call("np.cosh", math=True)),
+    "tanh": (np.tanh, INEXACT, SAME, vmath("tanh")),
+    "asinh": (np.arcsinh, INEXACT, SAME, call("np.arcsinh", math=True)),
+    "acosh": (np.arccosh, INEXACT, SAME, call("np.arccosh", math=True)),
+    "atanh": (np.arctanh, INEXACT, SAME, call("np.arctanh", math=True)),
+    "sqrt": (np.sqrt, INEXACT, SAME, call("np.sqrt")),
+    "rsqrt": (_rsqrt, INEXACT, SAME,
+              written(lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o))),
+    "cbrt": (np.cbrt, FLOAT, SAME, call("np.cbrt", math=True)),
+    "abs": (np.abs, NUMERIC, REAL_PART, call("np.abs")),
+    "sign": (np.sign, NUMERIC, SAME, call("np.sign", complex=False)),
+    "floor": (np.floor, FLOAT, SAME, call("np.floor")),
+    "ceil": (np.ceil, FLOAT, SAME, call("np.ceil")),
+    "round": (np.round, FLOAT, SAME, call("np.rint")),       # half to even, as NumPy
+    "erf": (_special("erf"), FLOAT, SAME, call("math.erf", math=True)),
+    "erfc": (_special("erfc"), FLOAT, SAME, call("math.erfc", math=True)),
+    "logistic": (_logistic, FLOAT, SAME, written(_logistic_source, math=True)),
+    "is_finite": (np.isfinite, INEXACT, BOOL, written(lambda a, i, o: f"np.isfinite({a[0]})")),
+    # sees the sign of -0.0 and of NaNs
+    "signbit": (np.signbit, FLOAT, BOOL, written(lambda a, i, o: f"np.signbit({a[0]})")),
+    "not": (np.invert, LOGICAL, SAME, written(_not_source)),  # logical on bool, bitwise on ints
+    "real": (np.real, INEXACT, REAL_PART, written(_real_source)),
+    "imag": (np.imag, INEXACT, REAL_PART, written(_imag_source)),
+    "conj": (np.conjugate, INEXACT, SAME, written(_conj_source)),
+    "stop_gradient": (lambda x: x, ANY, SAME, written(lambda a, i, o: a[0])),
 }
 
 BINARY = {
-    "add": (np.add, NUMERIC, SAME),
-    "sub": (np.subtract, NUMERIC, SAME),
-    "mul": (np.multiply, NUMERIC, SAME),
-    "div": (_div, INEXACT, SAME),
-    "floor_div": (np.floor_divide, REAL, SAME),  # NumPy `//`
-    "rem": (np.remainder, REAL, SAME),           # NumPy `%`: sign of the divisor
-    "fmod": (np.fmod, REAL, SAME),               # C fmod: sign of the dividend
-    "pow": (np.power, NUMERIC, SAME),
-    "max": (np.maximum, ANY, SAME),              # NaN-propagating, as NumPy
-    "min": (np.minimum, ANY, SAME),
-    "atan2": (np.arctan2, FLOAT, SAME),
-    "hypot": (np.hypot, FLOAT, SAME),
-    "copysign": (np.copysign, FLOAT, SAME),
-    "nextafter": (np.nextafter, FLOAT, SAME),
-    "eq": (np.equal, ANY, BOOL),
-    "ne": (np.not_equal, ANY, BOOL),
-    "lt": (np.less, ANY, BOOL),
-    "le": (np.less_equal, ANY, BOOL),
-    "gt": (np.greater, ANY, BOOL),
-    "ge": (np.greater_equal, ANY, BOOL),
-    "and": (np.bitwise_and, LOGICAL, SAME),
-    "or": (np.bitwise_or, LOGICAL, SAME),
-    "xor": (np.bitwise_xor, LOGICAL, SAME),
-    "complex": (_complex, FLOAT, COMPLEX),
+    "add": (np.add, NUMERIC, SAME, infix("+")),
+    "sub": (np.subtract, NUMERIC, SAME, infix("-")),
+    "mul": (np.multiply, NUMERIC, SAME, infix("*")),
+    "div": (_div, INEXACT, SAME, infix("/")),
+    # NumPy `//`
+    "floor_div": (np.floor_divide, REAL, SAME, call("np.floor_divide", complex=False)),
+    # NumPy `%`: sign of the divisor
+    "rem": (np.remainder, REAL, SAME, call("np.remainder", complex=False)),
+    # C fmod: sign of the dividend
+    "fmod": (np.fmod, REAL, SAME, call("np.fmod", math=True)),
+    "pow": (np.power, NUMERIC, SAME, written(_pow_source, math=True)),
+    # NaN-propagating, as NumPy
+    "max": (np.maximum, ANY, SAME, call("np.maximum", complex=False)),
+    "min": (np.minimum, ANY, SAME, call("np.minimum", complex=False)),
+    "atan2": (np.arctan2, FLOAT, SAME, call("np.arctan2", math=True)),
+    "hypot": (np.hypot, FLOAT, SAME, call("np.hypot", math=True)),
+    "copysign": (np.copysign, FLOAT, SAME, call("np.copysign")),
+    "nextafter": (np.nextafter, FLOAT, SAME, call("np.nextafter")),
+    "eq": (np.equal, ANY, BOOL, compare("==")),
+    "ne": (np.not_equal, ANY, BOOL, compare("!=")),
+    "lt": (np.less, ANY, BOOL, compare("<", complex=False)),
+    "le": (np.less_equal, ANY, BOOL, compare("<=", complex=False)),
+    "gt": (np.greater, ANY, BOOL, compare(">", complex=False)),
+    "ge": (np.greater_equal, ANY, BOOL, compare(">=", complex=False)),
+    "and": (np.bitwise_and, LOGICAL, SAME, compare("&")),
+    "or": (np.bitwise_or, LOGICAL, SAME, compare("|")),
+    "xor": (np.bitwise_xor, LOGICAL, SAME, compare("^")),
+    "complex": (_complex, FLOAT, COMPLEX,
+                written(lambda a, i, o: typed(f"complex({a[0]}, {a[1]})", o))),
 }
 
 _py_names = {"not": "not_", "and": "and_", "or": "or_"}
-for _name, (_impl, _accepts, _out) in {**UNARY, **BINARY}.items():
+for _name, (_impl, _accepts, _out, _lowering) in {**UNARY, **BINARY}.items():
     _prim, _fn = _declare(_name, _impl, _accepts, _out)
+    register("lower", _prim, _lowering)
     globals()[_py_names.get(_name, _name)] = _fn
     globals()[_name + "_p"] = _prim
 
@@ -219,6 +279,7 @@ def _select_eval(pred, on_true, on_false):
 
 select_p = Primitive("select", _select_eval, np.where)
 PRIMS["select"] = select_p
+register("lower", select_p, written(_select_source))
 
 
 def select(pred, on_true, on_false):
@@ -246,6 +307,7 @@ def _clamp_impl(lo, x, hi):
 
 clamp_p = Primitive("clamp", _clamp_eval, _clamp_impl)
 PRIMS["clamp"] = clamp_p
+register("lower", clamp_p, written(_clamp_source, complex=False))
 
 
 def clamp(lo, x, hi):
@@ -270,6 +332,7 @@ def _convert_impl(x, *, new_dtype):
 
 convert_element_type_p = Primitive("convert_element_type", _convert_eval, _convert_impl)
 PRIMS["convert_element_type"] = convert_element_type_p
+register("lower", convert_element_type_p, written(_convert_source))
 
 
 def convert_element_type(x, new_dtype):

@@ -17,6 +17,8 @@ from ..core.primitive import Primitive, register
 from ..core.shapes import Sym, at_least, same_dim
 from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
+from ..lowering.rules import IndexMap
+from ..lowering.scalar_exprs import typed
 
 PRIMS = {}
 
@@ -111,6 +113,20 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions):
 
 
 broadcast_in_dim_p = _declare("broadcast_in_dim", _broadcast_in_dim_eval, _broadcast_in_dim_impl)
+
+
+def _broadcast_in_dim_read(name, eqn, idx):
+    """In a loop nest: the operand at the loop's position, at 0 along its length-1 axes."""
+    x = eqn.invars[0]
+    if not x.aval.shape:
+        return name(x)
+    out_shape = eqn.outvars[0].aval.shape
+    parts = ["0" if x.aval.shape[k] == 1 and out_shape[d] != 1 else idx[d]
+             for k, d in enumerate(eqn.params["broadcast_dimensions"])]
+    return f"{name(x)}[{', '.join(parts)}]"
+
+
+register("lower", broadcast_in_dim_p, IndexMap(_broadcast_in_dim_read))
 
 
 @located
@@ -548,6 +564,9 @@ def _iota_impl(*, dtype, shape, dimension):
 
 iota_p = _declare("iota", _iota_eval, _iota_impl)
 defzero(iota_p)
+# in a loop nest, the loop's own index: a triangular mask is then a compare of two indices
+register("lower", iota_p, IndexMap(
+    lambda name, eqn, idx: typed(idx[eqn.params["dimension"]], eqn.outvars[0].aval.dtype)))
 
 
 @located

@@ -25,8 +25,9 @@ import math
 import numpy as np
 
 from ..core.linear import aval_of, defjvp, defzero
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, register
 from ..errors import MissingRuleError
+from ..lowering.scalar_exprs import call, literal, typed, written
 from . import elementwise as ew
 from .elementwise import FLOAT, SAME, _abstract_eval, _coerce, _op, _special, batch_elementwise
 
@@ -105,11 +106,30 @@ TABLE = {
     "spence": (_special2("spence"), FLOAT, SAME),
 }
 
+
+
+def _xlog_source(log):
+    """``x * log(y)`` (or log1p), 0 where ``x == 0`` and ``y`` is not NaN, as SciPy."""
+    def template(a, i, o):
+        return typed(f"({literal(0, o)} if ({a[0]} == 0 and not np.isnan({a[1]})) else "
+                     f"{a[0]} * {log([a[1]], i, i)})", o)
+    return template
+
+
+# the special functions that compile into kernels (the others run as NumPy steps)
+LOWERINGS = {
+    "lgamma": call("math.lgamma", math=True),
+    "xlogy": written(_xlog_source(ew.LOG_SOURCE), math=True),
+    "xlog1py": written(_xlog_source(lambda a, i, o: f"np.log1p({a[0]})"), math=True),
+}
+
 PRIMS = {}
 for _name, (_impl, _accepts, _out) in TABLE.items():
     # Not added to elementwise.PRIMS: that table is the core elementwise vocabulary.
     _prim = Primitive(_name, _abstract_eval(_name, _accepts, _out), _impl)
     PRIMS[_name] = _prim
+    if _name in LOWERINGS:
+        register("lower", _prim, LOWERINGS[_name])
     globals()[_name] = _op(_prim)
     globals()[_name + "_p"] = _prim
 

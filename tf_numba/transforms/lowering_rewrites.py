@@ -19,7 +19,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Eqn, Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
-from ..ops import control
+from ..ops import contraction, control, elementwise, layout, reductions
 from .ad import partial_eval_program
 from .batching import batch_program
 from .simplify import dead_code_elimination
@@ -110,7 +110,7 @@ def _hoisted_scan(eqn):
     invariant, _ = control._invariant_vars(known, bc)
     stacked = [r for r in residuals if r not in invariant and r not in bx]
     per_step = dead_code_elimination(known.replace(outvars=stacked))
-    if not any(e.prim.name == "dot_general" for e in per_step.eqns):
+    if not any(e.prim is contraction.dot_general_p for e in per_step.eqns):
         return None
     if any(type(d) is not int for r in stacked for d in r.aval.shape) or _stack_bytes(
             stacked, length) > HOIST_MAX_BYTES:
@@ -154,9 +154,9 @@ def fold_transposed_operands(program):
     readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
     readers.update(v for v in program.outvars if type(v) is Var)
     for eqn in program.eqns:
-        if eqn.prim.name == "dot_general":
+        if eqn.prim is contraction.dot_general_p:
             folded = _through_transposes(eqn, producers)
-        elif eqn.prim.name == "transpose":
+        elif eqn.prim is layout.transpose_p:
             folded = _swapped_product(eqn, producers, readers)
         else:
             folded = eqn
@@ -173,7 +173,7 @@ def _swapped_product(eqn, producers, readers):
     the product for the next step to read (a stacked input a scan reads row by row)."""
     x = eqn.invars[0]
     product = producers.get(x)
-    if product is None or product.prim.name != "dot_general" or readers[x] != 1:
+    if product is None or product.prim is not contraction.dot_general_p or readers[x] != 1:
         return eqn
     (lc, rc), (lb, rb) = product.params["dimension_numbers"]
     a, b = product.invars
@@ -196,7 +196,7 @@ def _through_transposes(eqn, producers):
     ins, dims = list(eqn.invars), [[lc, lb], [rc, rb]]
     for k, x in enumerate(eqn.invars):
         producer = producers.get(x)
-        if producer is None or producer.prim.name != "transpose":
+        if producer is None or producer.prim is not layout.transpose_p:
             continue
         perm = producer.params["permutation"]
         contracting, batch = dims[k]
@@ -237,7 +237,7 @@ def sink_accumulated_products(program):
 
 def _is_zero_fill(eqn):
     """Whether ``eqn`` broadcasts a literal zero (either sign)."""
-    return eqn.prim.name == "broadcast_in_dim" and type(eqn.invars[0]) is Literal and not \
+    return eqn.prim is layout.broadcast_in_dim_p and type(eqn.invars[0]) is Literal and not \
         np.any(eqn.invars[0].value)
 
 
@@ -256,7 +256,8 @@ def _sunk_scan(eqn, zeros):
     sinks = {}                          # carry index -> (its add, the equation of u)
     for j, c in enumerate(bk):
         add = producers.get(body.outvars[j])
-        if add is None or add.prim.name != "add" or reads[c] != 1 or reads[add.outvars[0]] != 1:
+        if (add is None or add.prim is not elementwise.add_p or reads[c] != 1
+                or reads[add.outvars[0]] != 1):
             continue
         a, b = add.invars
         u = b if a is c else a if b is c else None
@@ -306,15 +307,15 @@ def _stack_bytes(values, length):
 
 
 def _sinkable(term):
-    if term.prim.name == "reduce_sum":
+    if term.prim is reductions.reduce_sum_p:
         return True
-    return term.prim.name == "dot_general" and not term.params["dimension_numbers"][1][0]
+    return term.prim is contraction.dot_general_p and not term.params["dimension_numbers"][1][0]
 
 
 def _over_steps(term, stacks, out):
     """``term`` summed over the steps: the same equation on the stacked operands, with
     their leading (step) axis reduced or contracted too."""
-    if term.prim.name == "reduce_sum":
+    if term.prim is reductions.reduce_sum_p:
         axes = (0,) + tuple(a + 1 for a in term.params["axes"])
         return Eqn(term.prim, tuple(stacks), (out,), dict(term.params, axes=axes), term.source)
     (lc, rc), batch = term.params["dimension_numbers"]
