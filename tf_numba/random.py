@@ -635,7 +635,10 @@ def _gamma_impl(key, a):
     return tnp.maximum(x * boost, _tiny(dtype))
 
 
+@functools.cache
 def _gamma_sample_fn():
+    """The gamma sampler with its implicit derivative in ``a`` (made at first use: it
+    imports the custom derivative machinery)."""
     from .custom_derivatives import custom_jvp
 
     @custom_jvp
@@ -658,19 +661,13 @@ def _gamma_sample_fn():
     return gamma_sample
 
 
-_gamma_sample = None
-
-
 def gamma(key, a, shape=None, dtype=np.float64):
     """Gamma(a, 1) samples, as ``jax.random.gamma``: Marsaglia-Tsang rejection, and a
     derivative in ``a`` by implicit differentiation of the CDF."""
-    global _gamma_sample
-    if _gamma_sample is None:
-        _gamma_sample = _gamma_sample_fn()
     dtype = _float_dtype(dtype, "gamma")
     shape = _param_shape(shape, (a,), "gamma")
     a = tnp.broadcast_to(tnp.asarray(a, dtype=dtype), shape)
-    return _gamma_sample(key, a)
+    return _gamma_sample_fn()(key, a)
 
 
 def beta(key, a, b, shape=None, dtype=np.float64):
