@@ -42,3 +42,29 @@ def test_first_sentence_and_mirrors():
     assert _reference._mirrored("tf_numba.lax", "cond") is None
     kind, line = _reference.describe(types.ModuleType("m", "Does a thing. And more."))
     assert (kind, line) == ("module", "Does a thing.")
+
+
+def test_primitives_page_is_current():
+    assert _reference.PRIMITIVES_PAGE.read_text() == _reference.render_primitives(), (
+        "docs/primitives.md is stale: run python -m tf_numba._reference")
+
+
+def test_rules_table_points_at_the_lines_that_state_each_rule():
+    import pathlib
+
+    import tf_numba
+    from tf_numba.core.primitive import rules_table
+    _reference.render_primitives()          # every declaring module loaded
+    package = pathlib.Path(tf_numba.__file__).parent
+    table = rules_table()
+    assert table["tanh"]["lower"].startswith("ops/elementwise.py:")
+    assert table["reduce_max"]["lower"].startswith("ops/reductions.py:")
+    assert table["dot_general"]["lower"].startswith("lowering/library.py:")
+    assert table["scan"]["partial_eval"].startswith("ops/control.py:")
+    for name, row in table.items():
+        for role, site in row.items():
+            if role == "module" or site is None:
+                continue
+            path, line = site.rsplit(":", 1)
+            assert 0 < int(line) <= len((package / path).read_text().splitlines()), \
+                (name, role, site)

@@ -9,6 +9,7 @@ conditionals, checkpoints), whose JVP mixes primal and tangent work in one equat
 travels to another process with its primitives named, not pickled (``core/serialize.py``).
 """
 import importlib
+import os
 import sys
 
 from ..errors import MissingRuleError, UnsupportedError
@@ -77,9 +78,38 @@ def _bind(prim, args, params):
     raise RuntimeError("tf_numba.core.trace is not loaded")
 
 
+# where each rule was stated: role -> primitive -> (file, line) of the registering call in
+# the module that states it (the helpers that register on a module's behalf are skipped)
+SITES = {role: {} for role in ROLES}
+_REGISTERING = ("core/primitive.py", "core/linear.py", "ext/__init__.py")
+
+
 def register(role, prim, rule):
     RULES[role][prim] = rule
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.replace(
+            "\\", "/").endswith(_REGISTERING):
+        frame = frame.f_back
+    SITES[role][prim] = (frame.f_code.co_filename, frame.f_lineno)
     return rule
+
+
+def rules_table():
+    """What tf_numba knows of each of its primitives, for reading (``docs/primitives.md``):
+    ``{name: {"module": declaring module, role: "path:line" | None, ...}}``, paths relative
+    to the package. Only the primitives of loaded modules: import ``tf_numba.lowering.plan``
+    first for the library steps' lowerings."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    table = {}
+    for name, (prim, module) in sorted(REGISTRY.items()):
+        if not (module or "").startswith("tf_numba"):
+            continue
+        row = table[name] = {"module": module}
+        for role in ROLES:
+            site = SITES[role].get(prim)
+            row[role] = None if site is None else \
+                f"{os.path.relpath(site[0], package)}:{site[1]}".replace(os.sep, "/")
+    return table
 
 
 def rule(role, prim):
