@@ -3,7 +3,9 @@
 A primitive is declared once with its abstract-evaluation rule and NumPy impl; each
 transform role (``jvp``, ``transpose``, ``batch``, ``lower``, ``partial_eval``) has its own
 table keyed by primitive. ``partial_eval`` is for primitives carrying sub-programs (loops,
-conditionals, checkpoints), whose JVP mixes primal and tangent work in one equation. A missing rule raises ``MissingRuleError`` naming the primitive and role.
+conditionals, checkpoints), whose JVP mixes primal and tangent work in one equation. A
+missing rule raises ``MissingRuleError`` naming the primitive and role. ``SITES`` records
+where each rule was stated, which ``rules_table()`` reports (``docs/primitives.md``).
 
 ``REGISTRY`` maps each name to its primitive and the module that declared it, so a program
 travels to another process with its primitives named, not pickled (``core/serialize.py``).
