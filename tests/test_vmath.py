@@ -1,4 +1,4 @@
-"""vmath's exp, tanh, log, sin and cos: ulp error against NumPy and a long-double reference
+"""vmath's exp, tanh, log, log1p, sin and cos: ulp error against NumPy and a long-double reference
 on dense samples, exact special values, float32 round trips, and loops over them vectorize."""
 import re
 
@@ -31,6 +31,8 @@ _tanh_float32_loop = _loop(vmath.tanh, through_float64=True)
 _log_float32_loop = _loop(vmath.log, through_float64=True)
 _exp32_loop, _tanh32_loop = _loop(vmath.exp32), _loop(vmath.tanh32)
 _log32_loop = _loop(vmath.log32)
+_log1p_loop = _loop(vmath.log1p)
+_log1p_float32_loop = _loop(vmath.log1p, through_float64=True)
 _sin_loop, _cos_loop = _loop(vmath.sin), _loop(vmath.cos)
 _sin32_loop, _cos32_loop = _loop(vmath.sin32), _loop(vmath.cos32)
 
@@ -81,6 +83,45 @@ def _log_samples():
         np.sqrt(2.0) * (1.0 + rng.uniform(-1e-3, 1e-3, 10_000)),  # where k moves by one
         np.sqrt(0.5) * (1.0 + rng.uniform(-1e-3, 1e-3, 10_000)),
     ])
+
+
+def _log1p_samples():
+    """Every exponent (uniform bit patterns, both signs above -1), near 0 and near -1."""
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 0x7ff0000000000000, 400_000, dtype=np.int64).view(np.float64)
+    near_zero = np.logspace(-20, -1, 50_000)
+    return np.concatenate([bits, -bits[bits < 1.0], rng.uniform(-1.0, 3.0, 200_000),
+                           near_zero, -near_zero, -1.0 + np.logspace(-16, -0.3, 20_000)])
+
+
+def test_log1p_within_one_ulp_of_numpy():
+    x = _log1p_samples()
+    assert _ulps_apart(_apply(_log1p_loop, x), np.log1p(x)).max() <= 1
+
+
+@needs_long_double
+def test_log1p_error_below_1_05_ulp():
+    x = _log1p_samples()
+    assert _ulp_error(_apply(_log1p_loop, x), np.log1p(x.astype(np.longdouble))) < 1.05
+
+
+def test_log1p_specials_exact():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, -1.5, 5e-324, -5e-324, 1e-300,
+                  2.0 ** -29, -(2.0 ** -29), 1.7976931348623157e308, -0.9999999999999999])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.log1p(x)
+    got = _apply(_log1p_loop, x)
+    np.testing.assert_array_equal(got, want)
+    number = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+@needs_long_double
+def test_log1p_float32_round_trip_rounds_correctly():
+    x = _random_float32(200_000, 6)
+    x = np.concatenate([x, -x[x < 1.0]])
+    correctly_rounded = np.log1p(x.astype(np.longdouble)).astype(np.float32)
+    np.testing.assert_array_equal(_apply(_log1p_float32_loop, x), correctly_rounded)
 
 
 def test_exp_within_one_ulp_of_numpy():
@@ -176,6 +217,7 @@ def _vectorized(loop, dtype=np.float64):
 
 @pytest.mark.parametrize("loop, dtype", [
     (_exp_loop, np.float64), (_tanh_loop, np.float64), (_log_loop, np.float64),
+    (_log1p_loop, np.float64),
     (_sin_loop, np.float64), (_cos_loop, np.float64),
     (_sin32_loop, np.float32), (_cos32_loop, np.float32)])   # float64 inside
 def test_loop_vectorizes(loop, dtype, monkeypatch):

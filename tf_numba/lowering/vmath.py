@@ -43,6 +43,13 @@ correctly rounded result on 1.6% of them) and equal to float64's result rounded 
 float32 on all but 940 (sin) and 982 (cos); 2 ns a value (numba's libm call: 8, NumPy's
 own AVX-512 float32 loop: 0.5-0.8; the two table gathers alone cost 0.5).
 
+``log1p`` is log(u) + e / u for u = 1 + x rounded and its rounding error e (Fast2Sum),
+x - x^2 / 2 below |x| = 2^-29: 1.02 ulp at most against a long-double reference on 5M
+samples over every exponent (NumPy's: 0.59), within 1 ulp of NumPy's; float32 callers
+got the correctly rounded float32 on all of 1.5M random values (NumPy's float32 log1p is
+up to 2 ulp off). It is inlined by numba: its call of ``log`` then inlines into the loop,
+which vectorizes (10^6 values in [-0.9, 5]: 2.7 ms, NumPy's scalar ufunc 17-21 ms).
+
 Changing anything here changes what cached kernels compute: bump
 ``kernel_cache.FORMAT_VERSION`` with it.
 """
@@ -315,6 +322,32 @@ def log(x):
     y = b + (su + (b_err + a_err + su_err + dk * _LN2_LO))
     y = -np.inf if x == 0.0 else y
     y = np.nan if x < 0.0 else y
+    return y if x < np.inf else x
+
+
+_TWO_MINUS_29 = 2.0 ** -29
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def log1p(x):
+    """log(1 + x) of a float64, accurate near 0 (float32 callers convert in and out).
+
+    1 + x rounds to u with an error e = (1 + x) - u that Fast2Sum gives exactly, and
+    log1p(x) = log(u) + log(1 + e / u), where |e / u| <= 2^-53 makes the last term e / u
+    to far below an ulp of the result (Goldberg's device; FreeBSD's s_log1p.c applies the
+    same correction). So log1p costs a log, a divide and four additions.
+
+    >>> log1p(1e-20)
+    1e-20
+    """
+    u = 1.0 + x
+    e = x - (u - 1.0) if abs(x) <= 1.0 else 1.0 - (u - x)
+    y = log(u) + e / u
+    # below 2^-29 the series' third term is under 2^-58 |x|: x - x^2 / 2 rounds better
+    # than the sum above, whose log(u) is of a u within an ulp or two of 1
+    y = x - 0.5 * x * x if abs(x) < _TWO_MINUS_29 else y
+    y = -np.inf if x == -1.0 else y
+    y = x if x == 0.0 else y            # keeps the sign of zero
     return y if x < np.inf else x
 
 
