@@ -1,4 +1,4 @@
-"""vmath's exp, tanh, log, log1p, sin and cos: ulp error against NumPy and a long-double reference
+"""vmath's exp, expm1, tanh, log, log1p, sin and cos: ulp error against NumPy and a long-double reference
 on dense samples, exact special values, float32 round trips, and loops over them vectorize."""
 import re
 
@@ -33,6 +33,8 @@ _exp32_loop, _tanh32_loop = _loop(vmath.exp32), _loop(vmath.tanh32)
 _log32_loop = _loop(vmath.log32)
 _log1p_loop = _loop(vmath.log1p)
 _log1p_float32_loop = _loop(vmath.log1p, through_float64=True)
+_expm1_loop = _loop(vmath.expm1)
+_expm1_float32_loop = _loop(vmath.expm1, through_float64=True)
 _sin_loop, _cos_loop = _loop(vmath.sin), _loop(vmath.cos)
 _sin32_loop, _cos32_loop = _loop(vmath.sin32), _loop(vmath.cos32)
 
@@ -122,6 +124,45 @@ def test_log1p_float32_round_trip_rounds_correctly():
     x = np.concatenate([x, -x[x < 1.0]])
     correctly_rounded = np.log1p(x.astype(np.longdouble)).astype(np.float32)
     np.testing.assert_array_equal(_apply(_log1p_float32_loop, x), correctly_rounded)
+
+
+def _expm1_samples():
+    """Every exponent up to overflow, both signs; dense where k moves (|x| near ln2 / 2)."""
+    rng = np.random.default_rng(7)
+    x = np.logspace(-320, np.log10(709.7), 100_000)
+    return np.concatenate([x, -x, rng.uniform(-3.0, 3.0, 300_000),
+                           rng.uniform(-50.0, 709.7, 100_000), rng.uniform(709.0, 709.78, 10_000),
+                           rng.uniform(0.33, 0.36, 50_000), rng.uniform(-0.36, -0.33, 50_000)])
+
+
+def test_expm1_within_one_ulp_of_numpy():
+    x = _expm1_samples()
+    assert _ulps_apart(_apply(_expm1_loop, x), np.expm1(x)).max() <= 1
+
+
+@needs_long_double
+def test_expm1_error_below_1_2_ulp():
+    x = _expm1_samples()
+    assert _ulp_error(_apply(_expm1_loop, x), np.expm1(x.astype(np.longdouble))) < 1.2
+
+
+def test_expm1_specials_exact():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e-300, 709.78,
+                  709.79, -39.9, -40.1, -745.2, -1e308, 1e308])
+    with np.errstate(over="ignore"):
+        want = np.expm1(x)
+    got = _apply(_expm1_loop, x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@needs_long_double
+def test_expm1_float32_round_trip_rounds_correctly():
+    x = _random_float32(200_000, 8)
+    x = np.concatenate([x, -x])
+    with np.errstate(over="ignore"):
+        correctly_rounded = np.expm1(x.astype(np.longdouble)).astype(np.float32)
+    np.testing.assert_array_equal(_apply(_expm1_float32_loop, x), correctly_rounded)
 
 
 def test_exp_within_one_ulp_of_numpy():
@@ -217,7 +258,7 @@ def _vectorized(loop, dtype=np.float64):
 
 @pytest.mark.parametrize("loop, dtype", [
     (_exp_loop, np.float64), (_tanh_loop, np.float64), (_log_loop, np.float64),
-    (_log1p_loop, np.float64),
+    (_log1p_loop, np.float64), (_expm1_loop, np.float64),
     (_sin_loop, np.float64), (_cos_loop, np.float64),
     (_sin32_loop, np.float32), (_cos32_loop, np.float32)])   # float64 inside
 def test_loop_vectorizes(loop, dtype, monkeypatch):
