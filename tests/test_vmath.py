@@ -1,5 +1,6 @@
-"""vmath's exp, expm1, tanh, log, log1p, sin and cos: ulp error against NumPy and a long-double reference
-on dense samples, exact special values, float32 round trips, and loops over them vectorize."""
+"""vmath's exp, expm1, tanh, log, log1p, sin and cos: ulp error against NumPy and a
+long-double reference on dense samples, exact special values, float32 round trips, and
+loops over them vectorize."""
 import re
 
 import numba

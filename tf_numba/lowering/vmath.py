@@ -1,7 +1,8 @@
 """Vectorizable math for generated kernels: numba from PyPI has no SVML, so ``np.exp``,
 ``np.tanh``, ``np.log``, ``np.log1p``, ``np.expm1``, ``np.sin`` and ``np.cos`` in a loop are
-scalar libm calls that keep LLVM from vectorizing it. Written as straight-line arithmetic (selects, no branches) with
-integer/float bit casts, the functions here let LLVM inline them and vectorize the loop.
+scalar libm calls that keep LLVM from vectorizing it. Written as straight-line arithmetic
+(selects, no branches) with integer/float bit casts, the functions here let LLVM inline
+them and vectorize the loop.
 
 ``exp`` takes FreeBSD e_exp.c's Cody-Waite reduction and evaluates exp(r) as its Taylor
 series to degree 13 in fused multiply-adds (no division: 143 -> 127 us for 128k float64
