@@ -261,7 +261,8 @@ def test_vjp_gives_integer_inputs_zero_cotangents_of_their_dtype():
 # ---------------------------------------------------------------- ops.special
 
 SPECIAL_DOMAINS = {
-    "erfinv": (UNIT,), "erfcx": (ANY,), "lgamma": (POSITIVE,), "digamma": (POSITIVE,),
+    "erfinv": (UNIT,), "erf_inv": (UNIT,), "erfcx": (ANY,), "lgamma": (POSITIVE,),
+    "digamma": (POSITIVE,),
     "ndtri": (_interval(0.1, 0.9),), "log_ndtr": (_interval(-3.0, 3.0),),
     "xlogy": (ANY, POSITIVE), "xlog1py": (ANY, _interval(-0.5, 2.0)),
 }

@@ -17,6 +17,7 @@ import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import random
 from tf_numba.errors import ShapeError
+from tf_numba.ops.special import erf_inv
 
 N = 4000
 KEY = random.key(2024)
@@ -272,16 +273,39 @@ def test_gamma_derivative_by_implicit_differentiation():
         assert tf.grad(lambda a: random.gamma(KEY, a))(a) == pytest.approx(expected, rel=1e-6)
 
 
-@pytest.mark.parametrize("dtype,ulps", [(np.float32, 2.5), (np.float64, 4.0)])
-def test_fused_erfinv_is_within_a_few_ulps_of_scipy(dtype, ulps):
-    from scipy import special
+def _erfinv_points(dtype):
+    """Uniform points and points towards +-1: all of erf_inv's ranges (w = -log(1 - x**2)
+    up to 35 for float64: its third range starts at 16)."""
     rng = np.random.default_rng(0)
     tail = 1 - np.logspace(np.log10(np.finfo(dtype).eps), -1, 2000)
-    x = np.concatenate([rng.uniform(-1, 1, 50000), tail, -tail]).astype(dtype)
+    return np.concatenate([rng.uniform(-1, 1, 50000), tail, -tail]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype,ulps", [(np.float32, 2.5), (np.float64, 4.0)])
+def test_erf_inv_eager_and_compiled_are_within_a_few_ulps_of_scipy(dtype, ulps):
+    from scipy import special
+    x = _erfinv_points(dtype)
     exact = special.erfinv(x.astype(np.float64))
-    got = random._erfinv(x)
-    assert got.dtype == dtype
-    assert np.max(np.abs(got - exact) / np.abs(exact)) < ulps * np.finfo(dtype).eps
+    # the compiled loop evaluates the outer ranges in a second pass over the values
+    # that need them: shuffled, so the chunks it works in mix both kinds
+    order = np.random.default_rng(1).permutation(x.size)
+    compiled = tf.jit(erf_inv, tiered=False)
+    for got in (erf_inv(x), compiled(x[order])[np.argsort(order)]):
+        assert got.dtype == dtype
+        assert np.max(np.abs(got - exact) / np.abs(exact)) < ulps * np.finfo(dtype).eps
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_erf_inv_takes_any_layout_and_rank_zero(dtype):
+    # the same bits as the NumPy impl but for its log (vmath's, within an ulp of NumPy's)
+    x = _erfinv_points(dtype)[-4000:].reshape(80, 50)
+    eager = erf_inv(x)
+    compiled = tf.jit(lambda a: (erf_inv(a.T), erf_inv(a[0, -1])),
+                      tiered=False)
+    matrix, scalar = compiled(x)
+    np.testing.assert_allclose(matrix, eager.T, rtol=2 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_allclose(scalar, eager[0, -1], rtol=2 * np.finfo(dtype).eps, atol=0)
+    assert np.asarray(scalar).shape == () and matrix.dtype == dtype
 
 
 # ---------------------------------------------------------------- np.random while tracing

@@ -10,7 +10,7 @@ import math
 from ..core import dtypes
 from ..core.primitive import register
 from ..ext import NUMPY_BLAS, SCIPY_BLAS
-from ..ops import contraction, indexing, layout, reductions, sorting
+from ..ops import contraction, indexing, layout, reductions, sorting, special
 from . import loops, unrolled
 from .codegen import consumable
 from .rules import Library
@@ -485,6 +485,19 @@ def _sort(em, ins, outs, eqn):
         _unrows(em, out, name, f"{x}.shape", perm)
 
 
+def _erf_inv(em, ins, outs, eqn):
+    """A loop of its own (``loops.erf_inv_into``): fused into a kernel's loop, every value
+    would compute all of erf_inv's polynomials."""
+    x = eqn.invars[0]
+    if not x.aval.shape:
+        em.emit(f"{outs[0]} = loops.erf_inv({ins[0]})")
+        return
+    flat = em.fresh("flat")
+    em.emit(f"{flat} = np.ascontiguousarray({ins[0]}).reshape(-1)")
+    em.allocate(outs[0], eqn.outvars[0], em.shape(x.aval.shape))
+    em.emit(f"loops.erf_inv_into({flat}, {outs[0]}.reshape(-1))")
+
+
 def _sort_supported(eqn):
     avals = [v.aval for v in eqn.invars]
     if any(dtypes.is_complex(a.dtype) for a in avals):
@@ -521,5 +534,6 @@ for _prim, _lowering in (
         (indexing.scatter_mul_p, Library(_scatter("SCATTER_MUL"))),
         (indexing.dynamic_slice_p, Library(_dynamic_slice)),
         (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
-        (sorting.sort_p, Library(_sort, supports=_sort_supported))):
+        (sorting.sort_p, Library(_sort, supports=_sort_supported)),
+        (special.erf_inv_p, Library(_erf_inv, writes_fresh=True))):
     register("lower", _prim, _lowering)
