@@ -213,6 +213,20 @@ def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
     assert not re.search(r"\] = j\d+$", kernels, re.M), kernels
 
 
+def test_int32_bitwise_results_stay_int32_in_fused_loops():
+    """numba widens int32 ``^ | &`` to int64: the kernel casts each result back (a chain of
+    them, as Threefry's, otherwise runs in 64-bit lanes), with NumPy's bits."""
+    a = RNG.integers(-2 ** 31, 2 ** 31, 1000, dtype=np.int64).astype(np.int32)
+    b = RNG.integers(-2 ** 31, 2 ** 31, 1000, dtype=np.int64).astype(np.int32)
+    f = compiled(lambda a, b: ((a ^ b) | (a & 12345)) + a)
+    got = f(a, b)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, ((a ^ b) | (a & 12345)) + a)
+    kernels = f.lower(a, b).as_text()
+    for op in "^|&":
+        assert re.search(rf"np\.int32\(\(\S+ \{op} \S+\)\)", kernels), kernels
+
+
 @pytest.mark.parametrize("perm", list(itertools.permutations(range(3))))
 def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
     """The transpose folding renames axes in the dimension numbers: every permutation,
