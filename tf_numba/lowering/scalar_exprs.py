@@ -56,8 +56,18 @@ def infix(op):
 
 
 def compare(op, *, complex=True):
-    """``(a op b)`` as it comes: a bool, or a bool/integer bitwise result."""
+    """``(a op b)``, a bool as it comes."""
     return Elementwise(lambda a, i, o: f"({a[0]} {op} {a[1]})", complex=complex)
+
+
+def bitwise(op):
+    """``(a op b)``: on bools as it comes; on integers cast back to their dtype, since numba
+    widens int32 operands to int64 (Threefry's int32 words otherwise ran through 64-bit
+    lanes and back: a jitted float64 uniform of 1e5 values 0.50 -> 0.25 ms)."""
+    def template(a, i, o):
+        expr = f"({a[0]} {op} {a[1]})"
+        return expr if dtypes.is_bool(i) else typed(expr, o)
+    return Elementwise(template)
 
 
 def written(template, **flags):
