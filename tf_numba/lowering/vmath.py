@@ -133,16 +133,14 @@ def _exp_parts(x):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def exp(x):
-    """exp of a float64 (float32 callers convert in and out: the result rounds correctly).
-
-    >>> exp(0.5)
-    1.6487212707001282
+def _exp_reduced(x):
+    """``(ki, hi, tail, two_k1, two_k2)``: exp(x) = 2^k (1 + hi + tail) with k = ``ki``
+    (int64), |hi + tail| <= ln2 / 2, and 2^k = ``two_k1 * two_k2``, two exact factors, so
+    that subnormal results and k = 1024 need no special case. Lanes where k is out of
+    range are the overflow and underflow ones, which the callers replace; NaN runs through.
     """
     # k = round(x / ln2) from adding 1.5 * 2^52, which leaves k in the low bits of the sum:
-    # no floor, no clamp, no float-to-int conversion (AVX2 has none for int64 lanes).
-    # Lanes where k is out of range are the overflow and underflow ones, replaced at the
-    # end; NaN runs through.
+    # no floor, no clamp, no float-to-int conversion (AVX2 has none for int64 lanes)
     shifted = _fma(x, _INV_LN2, _ROUNDING_SHIFT)
     k = shifted - _ROUNDING_SHIFT
     hi = x - k * _LN2_HI
@@ -154,12 +152,21 @@ def exp(x):
     q = _fma(_fma(_fma(_fma(_T13, r, _T12), r, _T11), r, _T10), r, _T9)
     q = _fma(_fma(_fma(_fma(q, r, _T8), r, _T7), r, _T6), r, _T5)
     q = _fma(_fma(_fma(q, r, _T4), r, _T3), r, _T2)
-    y = 1.0 + (hi + _fma(r * r, q, -lo))
-    # 2^k as two exact factors, so subnormal results and k = 1024 need no special case
     ki = _float64_bits_as_int64(shifted) - _ROUNDING_SHIFT_BITS
     k1 = ki >> 1
-    scaled = (y * _int64_bits_as_float64((k1 + 1023) << 52)
-              * _int64_bits_as_float64((ki - k1 + 1023) << 52))
+    return (ki, hi, _fma(r * r, q, -lo), _int64_bits_as_float64((k1 + 1023) << 52),
+            _int64_bits_as_float64((ki - k1 + 1023) << 52))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def exp(x):
+    """exp of a float64 (float32 callers convert in and out: the result rounds correctly).
+
+    >>> exp(0.5)
+    1.6487212707001282
+    """
+    _, hi, tail, two_k1, two_k2 = _exp_reduced(x)
+    scaled = (1.0 + (hi + tail)) * two_k1 * two_k2
     scaled = np.inf if x > _OVERFLOW else scaled
     scaled = 0.0 if x < _UNDERFLOW else scaled
     return x if x != x else scaled
@@ -176,19 +183,7 @@ def expm1(x):
     >>> expm1(1e-20)
     1e-20
     """
-    shifted = _fma(x, _INV_LN2, _ROUNDING_SHIFT)
-    k = shifted - _ROUNDING_SHIFT
-    hi = x - k * _LN2_HI
-    lo = k * _LN2_LO
-    r = hi - lo
-    q = _fma(_fma(_fma(_fma(_T13, r, _T12), r, _T11), r, _T10), r, _T9)
-    q = _fma(_fma(_fma(_fma(q, r, _T8), r, _T7), r, _T6), r, _T5)
-    q = _fma(_fma(_fma(q, r, _T4), r, _T3), r, _T2)
-    tail = _fma(r * r, q, -lo)              # exp(r) - 1 = hi + tail
-    ki = _float64_bits_as_int64(shifted) - _ROUNDING_SHIFT_BITS
-    k1 = ki >> 1
-    two_k1 = _int64_bits_as_float64((k1 + 1023) << 52)
-    two_k2 = _int64_bits_as_float64((ki - k1 + 1023) << 52)
+    ki, hi, tail, two_k1, two_k2 = _exp_reduced(x)
     # (2^k - 1) + 2^k hi by TwoSum, its rounding error added back with 2^k tail: summed
     # plainly, 1 - 0.58 at k = 1 (x just above ln2 / 2) erred by 1.6 ulp
     a = two_k1 * two_k2 - 1.0
@@ -197,7 +192,7 @@ def expm1(x):
     b_part = s - a
     err = (a - (s - b_part)) + (b - b_part)
     y = s + (err + (tail * two_k1) * two_k2)
-    y = ((1.0 + (hi + tail)) * two_k1) * two_k2 if k > 56.0 else y   # 2^1024 (1 + m) < inf
+    y = ((1.0 + (hi + tail)) * two_k1) * two_k2 if ki > 56 else y   # 2^1024 (1 + m) < inf
     y = np.inf if x > _OVERFLOW else y
     y = -1.0 if x < _EXPM1_IS_MINUS_ONE else y
     y = x if x == 0.0 else y            # keeps the sign of zero
