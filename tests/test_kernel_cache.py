@@ -61,3 +61,29 @@ def test_cache_info_reports_entries_and_bytes():
     for key in ("entries", "hits", "misses", "compiles", "disk_hits", "bytes"):
         assert key in info
     assert info["entries"] == len(KERNELS._entries)
+
+
+def test_a_helper_first_compiled_inside_a_kernel_that_wants_slp_still_vectorizes(tmp_path):
+    """A kernel with row sums compiles with LLVM's SLP vectorizer on; vmath's exp, compiled
+    for the first time as its callee, must not be: SLP pairs exp's scalar operations into
+    <2 x ...> vectors, a loop inlining that exp stays scalar, and numba's disk cache keeps
+    it for every later kernel. A fresh numba cache makes the kernel exp's first compile."""
+    code = """
+        import re, numba, numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering import vmath
+        f = tf.jit(lambda x: tnp.sum(tnp.exp(x), axis=1), tiered=False)
+        f(np.ones((4, 64)))
+        @numba.njit(error_model="numpy")
+        def loop(x, out):
+            for i in range(x.size):
+                out[i] = vmath.exp(x[i])
+        x = np.linspace(0.5, 2.0, 64)
+        loop(x, np.empty_like(x))
+        ir = loop.inspect_llvm(loop.signatures[0])
+        print(bool(re.search(r"(fmul|fma)[^\\n]*<(4|8|16) x double>", ir)))
+    """
+    env = child_env(tmp_path / "kernels")
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba")
+    done = run_child(code, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "True", done.stdout

@@ -432,9 +432,10 @@ class _CompileCounter(numba.core.event.Listener):
     and turns on LLVM's SLP vectorizer while one of ours that needs it compiles.
 
     numba leaves SLP off process-wide (``NUMBA_SLP_VECTORIZE``); our row reductions
-    (``vreduce``) need it to pack their 8 independent lanes into vector instructions. The
-    switch changes instructions, never results, and it is flipped only inside numba's
-    global compiler lock (these events fire there), so no other compilation sees it.
+    (``vreduce``) need it to pack their 8 independent lanes into vector instructions, and
+    every other function of ours compiles with it off. The switch changes instructions,
+    never results, and it is flipped only inside numba's global compiler lock (these
+    events fire there), so no other compilation sees it.
     Compilations nest (a kernel compiles the helpers it calls): a stack per thread.
     """
 
@@ -449,8 +450,11 @@ class _CompileCounter(numba.core.event.Listener):
             return
         stack.append((time.perf_counter(), _cache_hits(dispatcher),
                       numba.core.config.SLP_VECTORIZE))
-        if _wants_slp(dispatcher):
-            numba.core.config.SLP_VECTORIZE = 1
+        # off for the others, also when a kernel that wants it compiles them as callees:
+        # vmath's exp optimized with SLP pairs scalar operations into <2 x ...> vectors, a
+        # loop that inlines it then no longer vectorizes, and numba's disk cache keeps
+        # that exp for every later kernel of every process
+        numba.core.config.SLP_VECTORIZE = 1 if _wants_slp(dispatcher) else 0
 
     def on_end(self, event):
         NUMBA_IMPORTS.numba_started = True
