@@ -15,10 +15,11 @@ from ..errors import MissingRuleError
 from . import unrolled
 from .dims import DimEnv
 from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, full_reductions,
-                        group_rows, is_fusible, partition, row_helper)
+                        group_rows, partition, row_helper)
 from . import vreduce
-from .rules import IndexMap, fusion, is_reduction, lowering_of
+from .rules import IndexMap, Reduction, fusion, is_reduction, lowering_of
 from .scalar_exprs import ctor, literal
+
 
 class Emitter:
     """Source lines plus names for program values; handed to library ``lower`` rules."""
@@ -146,7 +147,7 @@ def private_values(program):
     reachable = {v for v in program.outvars if type(v) is Var}
     for eqn in reversed(program.eqns):
         rule = lowering_of(eqn)
-        fresh = rule is not None and (is_fusible(eqn) or rule.writes_fresh)
+        fresh = rule is not None and (rule.fusion(eqn) is not None or rule.writes_fresh)
         if not fresh and any(v in reachable for v in eqn.outvars):
             reachable.update(v for v in eqn.invars if type(v) is Var)
     return {v for eqn in program.eqns for v in eqn.outvars if v not in reachable}
@@ -346,7 +347,7 @@ class _LoopNest:
         for eqn in self.region.eqns:
             v = eqn.outvars[0]
             rule = fusion(eqn)
-            if is_reduction(eqn):
+            if type(rule) is Reduction:
                 init = rule.init(v.aval.dtype)
                 name = em.define(v, "r")
                 level = _trailing_level(eqn.params["axes"], self.rank)
@@ -507,7 +508,7 @@ class _LoopNest:
         for eqn in region.eqns:
             v = eqn.outvars[0]
             rule = fusion(eqn)
-            if is_reduction(eqn):
+            if type(rule) is Reduction:
                 x = eqn.invars[0]
                 if not self.split or eqn not in self.carried:
                     self.reduce(eqn, self.read(x))

@@ -6,6 +6,7 @@ names to assign; its ``supports`` may decline an equation (a dtype numba cannot 
 there). A declined or rule-less equation runs its NumPy impl between compiled segments.
 """
 import math
+from functools import partial
 
 from ..core import dtypes
 from ..core.primitive import register
@@ -341,12 +342,8 @@ def _blas_dtype(eqn):
     return (dtypes.is_inexact(dt) and eqn.params["preferred_element_type"] in (None, dt))
 
 
-def _cumulative(code):
+def _cumulative(em, ins, outs, eqn, code):
     """A cumulative op along its axis, ``code`` naming its combiner in ``loops``."""
-    return lambda em, ins, outs, eqn: _emit_cumulative(em, ins, outs, eqn, code)
-
-
-def _emit_cumulative(em, ins, outs, eqn, code):
     axis, rank = eqn.params["axis"], len(eqn.invars[0].aval.shape)
     rows, perm = _rows(em, ins[0], axis, rank)
     result = em.fresh("scan")
@@ -364,11 +361,7 @@ def _linear_recurrence(em, ins, outs, eqn):
     _unrows(em, outs[0], result, f"{ins[1]}.shape", perm)
 
 
-def _argextreme(is_max):
-    return lambda em, ins, outs, eqn: _emit_argextreme(em, ins, outs, eqn, is_max)
-
-
-def _emit_argextreme(em, ins, outs, eqn, is_max):
+def _argextreme(em, ins, outs, eqn, is_max):
     axis, aval = eqn.params["axis"], eqn.invars[0].aval
     rows, _ = _rows(em, ins[0], axis, len(aval.shape))
     out_aval = eqn.outvars[0].aval
@@ -414,12 +407,8 @@ def _gather(em, ins, outs, eqn):
             f".reshape({em.shape(eqn.outvars[0].aval.shape)})")
 
 
-def _scatter(code):
+def _scatter(em, ins, outs, eqn, code):
     """A scatter combining updates into the operand by ``loops``' combiner ``code``."""
-    return lambda em, ins, outs, eqn: _emit_scatter(em, ins, outs, eqn, code)
-
-
-def _emit_scatter(em, ins, outs, eqn, code):
     x, idx, upd = ins
     axes = eqn.params["axes"]
     aval = eqn.invars[0].aval
@@ -521,17 +510,17 @@ for _prim, _lowering in (
         (contraction.dot_general_p, Library(_dot_general, supports=_blas_dtype,
                                             writes_fresh=True,
                                             index_map=contraction.OUTER_PRODUCT)),
-        (reductions.argmax_p, Library(_argextreme(True), supports=_real_operand)),
-        (reductions.argmin_p, Library(_argextreme(False), supports=_real_operand)),
-        (reductions.cumsum_p, Library(_cumulative("CUMSUM"))),
-        (reductions.cumprod_p, Library(_cumulative("CUMPROD"))),
-        (reductions.cummax_p, Library(_cumulative("CUMMAX"))),
-        (reductions.cummin_p, Library(_cumulative("CUMMIN"))),
+        (reductions.argmax_p, Library(partial(_argextreme, is_max=True), supports=_real_operand)),
+        (reductions.argmin_p, Library(partial(_argextreme, is_max=False), supports=_real_operand)),
+        (reductions.cumsum_p, Library(partial(_cumulative, code="CUMSUM"))),
+        (reductions.cumprod_p, Library(partial(_cumulative, code="CUMPROD"))),
+        (reductions.cummax_p, Library(partial(_cumulative, code="CUMMAX"))),
+        (reductions.cummin_p, Library(partial(_cumulative, code="CUMMIN"))),
         (reductions.linear_recurrence_p, Library(_linear_recurrence)),
         (indexing.gather_p, Library(_gather)),
-        (indexing.scatter_add_p, Library(_scatter("SCATTER_ADD"))),
-        (indexing.scatter_p, Library(_scatter("SCATTER_SET"))),
-        (indexing.scatter_mul_p, Library(_scatter("SCATTER_MUL"))),
+        (indexing.scatter_add_p, Library(partial(_scatter, code="SCATTER_ADD"))),
+        (indexing.scatter_p, Library(partial(_scatter, code="SCATTER_SET"))),
+        (indexing.scatter_mul_p, Library(partial(_scatter, code="SCATTER_MUL"))),
         (indexing.dynamic_slice_p, Library(_dynamic_slice)),
         (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
         (sorting.sort_p, Library(_sort, supports=_sort_supported)),
