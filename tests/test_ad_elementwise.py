@@ -217,6 +217,38 @@ def test_max_and_min_split_ties_half_and_half():
         assert (gx, gy) == ((0.0, 1.0) if op is E.max else (1.0, 0.0))
 
 
+@pytest.mark.filterwarnings("ignore:invalid value")
+@pytest.mark.parametrize("jitted", [False, True])
+def test_max_and_min_weights_are_jaxs_at_ties_signed_zeros_infinities_and_nan(jitted):
+    # JAX's rule as its source writes it: (a == ans) / (1 + (b == ans)), per operand
+    nan, inf = np.nan, np.inf
+    a = np.array([1.5, -0.0, 0.0, inf, -inf, inf, nan, 1.0, nan, 2.0, -1.0, 0.0])
+    b = np.array([1.5, 0.0, -0.0, inf, -inf, 1.0, 1.0, nan, nan, 1.0, 3.0, 5.0])
+    for op, np_op in ((E.max, np.maximum), (E.min, np.minimum)):
+        ans = np_op(a, b)
+        want = [(x == ans) / (1.0 + (y == ans)) for x, y in ((a, b), (b, a))]
+        grad = tf.grad(lambda x, y: reduce_sum(op(x, y)), argnums=(0, 1))
+        got = (tf.jit(grad) if jitted else grad)(a, b)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert not np.signbit(g).any()
+
+
+def test_a_select_true_nowhere_hands_back_a_copy_of_its_other_operand():
+    on_false = np.arange(6.0).reshape(2, 3)
+    out = E.select_p.impl(np.zeros((2, 3), bool), np.ones((2, 3)), on_false)
+    assert out is not on_false and out.dtype == on_false.dtype
+    np.testing.assert_array_equal(out, on_false)
+    out[0, 0] = 7.0
+    assert on_false[0, 0] == 0.0
+    # any true element, or a predicate that broadcasts, is np.where's
+    pred = np.array([[False, True, False], [False, False, False]])
+    np.testing.assert_array_equal(E.select_p.impl(pred, np.ones((2, 3)), on_false),
+                                  np.where(pred, 1.0, on_false))
+    np.testing.assert_array_equal(E.select_p.impl(np.zeros(3, bool), np.ones(3), on_false),
+                                  on_false)
+
+
 def test_clamp_at_either_bound_gives_zero_to_every_operand():
     for x in (-0.5, 0.5):
         grads = tf.grad(E.clamp, argnums=(0, 1, 2))(-0.5, x, 0.5)

@@ -39,3 +39,22 @@ def test_gradient_of_sum_tanh_matvec_has_at_most_9_equations(f):
     g = tf.grad(f)(W, X)
     expected = (1 - np.tanh(W @ X) ** 2) @ X.T
     np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_reshape_undone_by_the_next_is_dropped():
+    import tf_numba.numpy as tnp
+    from tf_numba.transforms.simplify import simplify
+
+    def make_program(f):
+        return lambda *args: simplify(tf.make_program(f)(*args))
+    x = np.arange(24.0).reshape(4, 6)
+    back = make_program(lambda x: tnp.sin(x.reshape(24).reshape(4, 6)))(x)
+    assert [e.prim.name for e in back.eqns] == ["sin"], back
+    np.testing.assert_array_equal(tf.jit(lambda x: tnp.sin(x.reshape(24).reshape(4, 6)))(x),
+                                  np.sin(x))
+    # reshaped to another shape, or read between the two: both reshapes stay
+    other = make_program(lambda x: tnp.sin(x.reshape(24).reshape(6, 4)))(x)
+    assert [e.prim.name for e in other.eqns].count("reshape") >= 1, other
+    flat = make_program(lambda x: (tnp.sin(x.reshape(24).reshape(4, 6)),
+                                      x.reshape(24) * 2))(x)
+    assert [e.prim.name for e in flat.eqns].count("reshape") == 1, flat

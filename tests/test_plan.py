@@ -7,6 +7,7 @@ import tf_numba.numpy as tnp
 from tf_numba import nn
 from tf_numba.core.interpreter import eval_program
 from tf_numba.lowering.plan import Plan, _broadcasts_as_views
+from tf_numba.transforms.simplify import simplify
 
 RNG = np.random.default_rng(3)
 X = RNG.standard_normal((6, 4))
@@ -20,6 +21,9 @@ CASES = {
         (x - tnp.mean(x, -1, keepdims=True)) / tnp.std(x, -1, keepdims=True) * b)), (X, B)),
     "broadcast_is_an_output": (lambda x, b: (tnp.broadcast_to(b, x.shape), x * 2), (X, B)),
     "broadcast_then_reduced": (lambda x, b: tnp.sum(tnp.broadcast_to(b, x.shape), axis=0), (X, B)),
+    "mean_gradient": (tf.grad(lambda x, b: tnp.mean(tnp.sin(x) * b)), (X, B)),
+    "log_softmax_ce_grad": (tf.grad(lambda x, b: -tnp.mean(tnp.sum(
+        (x - tnp.max(x, 1, keepdims=True)) * tnp.cos(x) + b, axis=1))), (X, B)),
     "broadcast_both_sides": (lambda x, b: tnp.outer(b, b) + b[:, None], (X, B)),
 }
 
@@ -43,3 +47,15 @@ def test_broadcasts_read_by_elementwise_ops_become_views():
     assert "broadcast_in_dim" not in names and "reshape" in names
     kept = tf.make_program(lambda x, b: tnp.broadcast_to(b, x.shape))(X, B)
     assert _broadcasts_as_views(kept) is kept            # an output stays full size
+
+
+def test_a_view_is_made_once_and_a_filled_scalar_is_read_as_a_scalar():
+    # a row maximum kept as a column is read as the same view by the shift and by its
+    # gradient; the mean's 1/n cotangent, filled to a column, is read as the scalar
+    program = simplify(tf.make_program(CASES["log_softmax_ce_grad"][0])(X, B))
+    interpreted = _broadcasts_as_views(program)
+    made = [(e.invars[0], e.params["new_sizes"]) for e in interpreted.eqns
+            if e.prim.name == "reshape"]
+    assert len(made) == len(set(made)), interpreted
+    assert "broadcast_in_dim" not in [e.prim.name for e in interpreted.eqns], interpreted
+    assert len(interpreted.eqns) < len(program.eqns)

@@ -28,6 +28,7 @@ from ..ops import layout
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..ext import SCIPY_BLAS
 from ..transforms.lowering_rewrites import prepare_for_lowering
+from ..transforms.simplify import dead_code_elimination
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
@@ -433,11 +434,12 @@ def _broadcasts_as_views(program):
     """``program`` for the NumPy interpreter alone: each ``broadcast_in_dim`` read only by
     elementwise equations that have another operand of the full shape becomes a reshape
     to the broadcast's rank (or, of a scalar, the scalar itself), which NumPy's ufuncs
-    broadcast as they read it, instead of
-    an array written out at full size (a bias added to a batch, a mean subtracted from
-    rows: ~15% of an interpreted MLP step). The result is not a valid program for the
-    transforms (those operands are smaller than their types say): only ``interpret``
-    runs it."""
+    broadcast as they read it, instead of an array written out at full size (a bias added
+    to a batch, a mean subtracted from rows: ~15% of an interpreted MLP step). A reshape
+    made before is read again instead of made twice, and a scalar filled out and
+    reshaped (a mean's cotangent) is read as the scalar. The result is not a valid
+    program for the transforms (those operands are smaller than their types say): only
+    ``interpret`` runs it."""
     elementwise = set(ew.PRIMS.values())
     readers = collections.defaultdict(list)
     for eqn in program.eqns:
@@ -452,29 +454,55 @@ def _broadcasts_as_views(program):
         return any(u is not v and type(u) is Var and u not in broadcasts
                    and u.aval.shape == shape for u in reader.invars)
 
-    eqns, renamed = [], {}
-    for eqn in program.eqns:
-        w = eqn.outvars[0] if eqn.prim is layout.broadcast_in_dim_p else None
-        if (w is not None and w not in outputs and readers[w]
+    def read_as_view(w):
+        return (w not in outputs and readers[w]
                 and all(r.prim in elementwise and full_operand_beside(w, r)
-                        for r in readers[w])):
-            x = eqn.invars[0]
-            if not x.aval.shape:        # a scalar: the ufuncs read it as it is
-                renamed[w] = x
+                        for r in readers[w]))
+
+    eqns, renamed = [], {}
+    views = {}      # (var, shape) -> a var holding that var's elements in that shape
+    fills = {}      # var -> the 0-d var it is a broadcast of (or a reshape of one)
+    for eqn in program.eqns:
+        if renamed and any(type(v) is Var and v in renamed for v in eqn.invars):
+            eqn = Eqn(eqn.prim, tuple(renamed.get(v, v) if type(v) is Var else v
+                                      for v in eqn.invars), eqn.outvars, eqn.params,
+                      eqn.source)
+        w, x = eqn.outvars[0], eqn.invars[0] if eqn.invars else None
+        if eqn.prim is layout.reshape_p:
+            shape = eqn.params["new_sizes"]
+            if x in fills:                  # a filled array reshaped (a mean's 1/n)
+                fills[w] = fills[x]
+                if read_as_view(w):
+                    renamed[w] = fills[x]
+                    continue
+            if (x, shape) in views:         # the same view made before
+                renamed[w] = views[(x, shape)]
+                continue
+            views[(x, shape)] = w
+            views.setdefault((w, x.aval.shape), x)
+        elif eqn.prim is layout.broadcast_in_dim_p and read_as_view(w):
+            if not x.aval.shape or x in fills:     # a scalar: the ufuncs read it as it is
+                renamed[w] = fills.get(x, x)
                 continue
             expanded = [1] * len(w.aval.shape)
             for i, d in enumerate(eqn.params["broadcast_dimensions"]):
                 expanded[d] = x.aval.shape[i]
-            eqn = Eqn(layout.reshape_p, (x,), (w,), {"new_sizes": tuple(expanded)},
-                      eqn.source)
-        elif renamed and any(type(v) is Var and v in renamed for v in eqn.invars):
-            eqn = Eqn(eqn.prim, tuple(renamed.get(v, v) if type(v) is Var else v
-                                      for v in eqn.invars), eqn.outvars, eqn.params,
-                      eqn.source)
+            expanded = tuple(expanded)
+            # the operand itself in that shape, or a view of it made before (a softmax's
+            # keepdims row maxima, read by its gradient too): no reshape call
+            same = x if x.aval.shape == expanded else views.get((x, expanded))
+            if same is not None:
+                renamed[w] = same
+                continue
+            views[(x, expanded)] = w
+            eqn = Eqn(layout.reshape_p, (x,), (w,), {"new_sizes": expanded}, eqn.source)
+        elif eqn.prim is layout.broadcast_in_dim_p and (x in fills or not x.aval.shape):
+            fills[w] = fills.get(x, x)
         eqns.append(eqn)
     if eqns == list(program.eqns):
         return program
-    return program.replace(eqns=eqns)
+    # (a reshape whose readers now read another view of its operand is left unread)
+    return dead_code_elimination(program.replace(eqns=eqns))
 
 
 def _as_arrays(outs, shared=()):

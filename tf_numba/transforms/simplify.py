@@ -10,30 +10,50 @@ from ..core.primitive import EFFECTFUL
 from ..ops.elementwise import PRIMS as ELEMENTWISE
 
 
-def _literal_scalar(v, known_fill):
+class _Known:
+    """What the pass knows of the values so far: ``fill`` maps a var to the scalar it is
+    filled with (a broadcast of a literal), ``made_by`` a var to the kept equation that
+    computes it."""
+    __slots__ = ("fill", "made_by")
+
+    def __init__(self):
+        self.fill, self.made_by = {}, {}
+
+
+def _literal_scalar(v, known):
     """The scalar a value is known to equal everywhere (a literal or a broadcast of one)."""
     if type(v) is Literal:
         return v.value
-    return known_fill.get(v)
+    return known.fill.get(v)
 
 
-def _is_one(v, known_fill):
-    value = _literal_scalar(v, known_fill)
+def _is_one(v, known):
+    value = _literal_scalar(v, known)
     return value is not None and bool(value == 1)
 
 
 def _identity_if_one(one_at):
     """``prim(x, 1) -> x`` when the result has x's type (mul, div)."""
-    def rewrite(eqn, ins, known_fill):
+    def rewrite(eqn, ins, known):
         for i in one_at:
             other = ins[1 - i]
-            if _is_one(ins[i], known_fill) and other.aval is eqn.outvars[0].aval:
+            if _is_one(ins[i], known) and other.aval is eqn.outvars[0].aval:
                 return other
         return None
     return rewrite
 
 
-def _select_known(eqn, ins, known_fill):
+def _reshape_undone(eqn, ins, known):
+    """``reshape(reshape(x, s), x.shape) -> x``: a keepdims reduction's gradient reshapes
+    the cotangent to the kept shape and its reader back (each a call in the interpreter)."""
+    made = known.made_by.get(ins[0])
+    if made is None or made.prim is not eqn.prim:
+        return None
+    x = made.invars[0]
+    return x if type(x) is Var and x.aval.shape == eqn.params["new_sizes"] else None
+
+
+def _select_known(eqn, ins, known):
     """``select(True, a, b) -> a`` when the predicate is a literal and a has the result type."""
     pred = ins[0]
     if type(pred) is not Literal:
@@ -47,6 +67,7 @@ REWRITES = {
     "div": _identity_if_one((1,)),
     "pow": _identity_if_one((1,)),      # pow(x, 1) == x for every x, NaN included
     "select": _select_known,
+    "reshape": _reshape_undone,
 }
 
 
@@ -104,7 +125,7 @@ def _fill_as_literal(eqn, ins, known_fill):
 def simplify(program):
     """A smaller program computing the same outputs (bit for bit)."""
     subst = {}
-    known_fill = {}     # var -> scalar it is filled with (broadcast of a literal)
+    known = _Known()
     seen = {}           # CSE key -> outvars
     eqns = []
 
@@ -115,14 +136,14 @@ def simplify(program):
     for eqn in program.eqns:
         ins = [read(v) for v in eqn.invars]
         if eqn.prim in scalar_broadcasting:
-            ins = _fill_as_literal(eqn, ins, known_fill)
+            ins = _fill_as_literal(eqn, ins, known.fill)
         folded = _fold(eqn, ins)
         if folded is not None:
             subst[eqn.outvars[0]] = folded
             continue
         rewrite = REWRITES.get(eqn.prim.name)
         if rewrite is not None:
-            replacement = rewrite(eqn, ins, known_fill)
+            replacement = rewrite(eqn, ins, known)
             if replacement is not None:
                 subst[eqn.outvars[0]] = replacement
                 continue
@@ -141,7 +162,8 @@ def simplify(program):
         if key is not None:
             seen[key] = eqn.outvars
         if eqn.prim.name == "broadcast_in_dim" and type(ins[0]) is Literal:
-            known_fill[eqn.outvars[0]] = ins[0].value
+            known.fill[eqn.outvars[0]] = ins[0].value
+        known.made_by[eqn.outvars[0]] = eqn
         eqns.append(eqn)
 
     outvars = [read(v) for v in program.outvars]
