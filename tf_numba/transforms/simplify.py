@@ -12,8 +12,8 @@ from ..ops.elementwise import PRIMS as ELEMENTWISE
 
 class _Known:
     """What the pass knows of the values so far: ``fill`` maps a var to the scalar it is
-    filled with (a broadcast of a literal), ``made_by`` a var to the kept equation that
-    computes it."""
+    filled with (a broadcast of a literal), ``made_by`` a var to the kept one-output equation
+    that computes it."""
     __slots__ = ("fill", "made_by")
 
     def __init__(self):
@@ -163,7 +163,8 @@ def simplify(program):
             seen[key] = eqn.outvars
         if eqn.prim.name == "broadcast_in_dim" and type(ins[0]) is Literal:
             known.fill[eqn.outvars[0]] = ins[0].value
-        known.made_by[eqn.outvars[0]] = eqn
+        if len(eqn.outvars) == 1:       # (an effect has none)
+            known.made_by[eqn.outvars[0]] = eqn
         eqns.append(eqn)
 
     outvars = [read(v) for v in program.outvars]
