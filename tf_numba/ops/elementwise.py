@@ -370,14 +370,16 @@ def _abs_partial(g, ans, x):
     return div(real(mul(conj(x), g)), safe)
 
 
-def _maximum_mask(g, a, ans, b):
+def _extreme_mask(g, a, b, chosen):
     # JAX's convention: at ties each operand gets half of the cotangent, which JAX writes
-    # as (a == ans) / (1 + (b == ans)). Where a != b at most one of them equals ans, so
-    # the weight is (a == ans), and 1/2 where a == b: the same 0, 1/2 and 1 (NaN and
+    # as (a == ans) / (1 + (b == ans)). a == max(a, b) is a >= b, NaN in either giving
+    # false (max propagates NaN), and it reads no ans: against a literal (a ReLU's 0) it
+    # is a comparison with a scalar. Where a != b at most one operand is chosen, so the
+    # weight is ``chosen(a, b)``, and 1/2 where a == b: the same 0, 1/2 and 1 (NaN and
     # signed zeros included). The select reads a == b, false almost everywhere, which
-    # NumPy's where runs fast; a select on an irregular mask such as a ReLU's (a == ans)
-    # would cost it ~4 ns an element, so that mask is converted and multiplied.
-    mine = convert_element_type(eq(a, ans), aval_of(g).dtype)
+    # NumPy's where runs fast; a select on an irregular mask such as a ReLU's would cost
+    # it ~4 ns an element, so that mask is converted and multiplied.
+    mine = convert_element_type(chosen(a, b), aval_of(g).dtype)
     return mul(g, select(eq(a, b), 0.5, mine))
 
 
@@ -436,10 +438,10 @@ BINARY_JVP = {
     "rem": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(mul(g, floor(div(x, y))))),
     "fmod": (lambda g, ans, x, y: g, lambda g, ans, x, y: neg(mul(g, _trunc(div(x, y))))),
     "pow": (_pow_base, _pow_exponent),
-    "max": (lambda g, ans, x, y: _maximum_mask(g, x, ans, y),
-            lambda g, ans, x, y: _maximum_mask(g, y, ans, x)),
-    "min": (lambda g, ans, x, y: _maximum_mask(g, x, ans, y),
-            lambda g, ans, x, y: _maximum_mask(g, y, ans, x)),
+    "max": (lambda g, ans, x, y: _extreme_mask(g, x, y, ge),
+            lambda g, ans, x, y: _extreme_mask(g, y, x, ge)),
+    "min": (lambda g, ans, x, y: _extreme_mask(g, x, y, le),
+            lambda g, ans, x, y: _extreme_mask(g, y, x, le)),
     "atan2": (lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
               lambda g, ans, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))),
     "hypot": (lambda g, ans, x, y: mul(g, div(x, select(eq(ans, 0), 1, ans))),
