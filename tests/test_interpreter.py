@@ -100,3 +100,53 @@ def test_a_constant_output_is_a_new_array_on_every_call(f, want, tiered):
         for got, expected in zip(out[1:], want):
             np.testing.assert_array_equal(got, expected)
             got[...] = -1.0
+
+
+def _temporaries(x, y):
+    t = tnp.exp(x) * y                  # a temporary ...
+    col = t.reshape(-1)                 # ... with a view that outlives its last direct read
+    u = tnp.tanh(t + 1.0)
+    v = u * u - y                       # an operand read twice, then an input
+    w = tnp.maximum(v, 0.0) / 3.0
+    return w, col[:5] + 0.0, x.T * 2.0 + w, -v
+
+
+def _temporaries_np(x, y):
+    t = np.exp(x) * y
+    col = t.reshape(-1)
+    u = np.tanh(t + 1.0)
+    v = u * u - y
+    w = np.maximum(v, 0.0) / 3.0
+    return w, col[:5] + 0.0, x.T * 2.0 + w, -v
+
+
+def test_results_written_into_dying_operands_keep_every_value_input_and_view():
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+    x0, y0 = x.copy(), y.copy()
+    program = tf.make_program(_temporaries)(x, y)
+    want = _temporaries_np(x, y)
+    for run in range(RUNS):
+        got = eval_program(program, [x, y])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(x, x0)            # the inputs are never written
+        np.testing.assert_array_equal(y, y0)
+        assert not any(np.shares_memory(a, b) for i, a in enumerate(got) for b in got[:i])
+    run = program._schedule.run
+    assert run is not None and run.reuses >= 4          # the function was written and reuses
+
+
+def test_no_result_is_written_into_an_array_something_else_holds():
+    a = np.ones((64, 64))
+    kept = [a]
+    assert not interpreter._reusable(a, a.shape)        # a list holds it too
+    del kept
+    assert interpreter._reusable(a, a.shape)
+    view = a[1:]
+    assert not interpreter._reusable(a, a.shape)        # a view of it is alive
+    assert not interpreter._reusable(view, view.shape)  # a view does not own its memory
+    del view
+    assert not interpreter._reusable(a, (64, 1))        # a result of another shape
+    a.flags.writeable = False
+    assert not interpreter._reusable(a, a.shape)

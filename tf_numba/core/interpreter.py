@@ -4,6 +4,8 @@ Evaluating a program inside a trace is how a transformed program is inlined into
 one (``grad(grad(f))``); the equations keep the source lines they were traced at.
 """
 import keyword
+import math
+import sys
 
 import numpy as np
 
@@ -145,16 +147,62 @@ def _foldable(eqn):
             and eqn.outvars[0].aval.shape == ())
 
 
+# An equation whose impl is a NumPy ufunc writes its result into the array of an operand
+# read for the last time, when nothing else holds that array (NumPy's own temporary
+# elision, by the same reference count, which NumPy applies to arrays of 256 KiB or more
+# in an expression): an interpreted step then touches as many buffers as NumPy written by
+# hand, not one more per equation. Below this size the check costs more than it saves.
+REUSE_BYTES = 1 << 14
+
+
+def _refs(a):
+    return sys.getrefcount(a)
+
+
+def _held_once():
+    a = np.empty(0)
+    return _refs(a)
+
+
+_HELD_ONCE = _held_once()     # a local's array, as seen inside a function it is passed to
+
+
+def _reusable(a, shape):
+    """Can ``a`` take a result of ``shape``: an array owning its memory (no view of it
+    stays live: a view holds a reference to it) that only the caller's variable holds."""
+    return (type(a) is np.ndarray and a.base is None and a.shape == shape
+            and a.flags.writeable and sys.getrefcount(a) == _HELD_ONCE)
+
+
+def _reused_operand(eqn, ins, kills, params, local):
+    """The register whose array ``eqn``'s result may be written into (None if none): an
+    operand read for the last time, of the result's dtype, by a ufunc whose result is
+    large enough to be worth it."""
+    if params or not isinstance(eqn.prim.impl, np.ufunc) or len(eqn.outvars) != 1:
+        return None
+    aval = eqn.outvars[0].aval
+    if not all(type(d) is int for d in aval.shape):
+        return None
+    if math.prod(aval.shape) * np.dtype(aval.dtype).itemsize < REUSE_BYTES:
+        return None
+    for reg, v in zip(ins, eqn.invars):
+        if reg in kills and reg in local and type(v) is Var and v.aval.dtype == aval.dtype:
+            return reg
+    return None
+
+
 def _as_python(program, schedule):
     """The schedule's steps written out as one Python function of the argument list: each
-    equation one line, a call of its impl on local variables with its params as keywords,
-    and a ``del`` of the values read for the last time (as the steps' registers are
-    cleared). The consts, literals, impls and params are the function's globals."""
+    equation one line, a call of its impl on local variables with its params as keywords
+    (into a dying operand's array where ``_reused_operand`` finds one), and a ``del`` of
+    the values read for the last time (as the steps' registers are cleared). The consts,
+    literals, impls and params are the function's globals."""
     n_in = len(program.invars)
     local = set(range(n_in))            # registers that are the function's variables
     for step in schedule.steps:
         local.update([step[3]] if type(step[3]) is int else step[3])
-    space = {}
+    space = {"_reusable": _reusable}
+    reuses = 0
 
     def name_of(reg):
         if reg in local:
@@ -179,7 +227,14 @@ def _as_python(program, schedule):
         target = (f"r{out} = " if type(out) is int else
                   "".join(f"r{i}, " for i in out) + "= " if out else "")
         eqn_at[len(lines) + 1] = eqn
-        lines.append(f"    {target}f{k}({', '.join(call)})")
+        expr = f"f{k}({', '.join(call)})"
+        reused = _reused_operand(eqn, ins, kills, params, local)
+        if reused is not None:
+            space[f"s{k}"] = eqn.outvars[0].aval.shape
+            expr = (f"f{k}({', '.join(call)}, out=r{reused}) "
+                    f"if _reusable(r{reused}, s{k}) else {expr}")
+            reuses += 1
+        lines.append(f"    {target}{expr}")
         dead = [f"r{i}" for i in kills if i in local]
         if dead:
             lines.append(f"    del {', '.join(dead)}")
@@ -187,6 +242,7 @@ def _as_python(program, schedule):
     exec(compile("\n".join(lines), "<tf_numba interpreter>", "exec"), space)
     run = space["run"]
     run.eqn_at = eqn_at                 # line -> equation, for its errors
+    run.reuses = reuses                 # equations that may write into an operand
     return run
 
 

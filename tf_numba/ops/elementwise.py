@@ -129,10 +129,6 @@ def _complex(re, im):
     return out
 
 
-def _div(x, y):
-    return np.true_divide(x, y)
-
-
 # ---------------------------------------------------------------- scalar sources in kernels
 
 def _not_source(a, i, o):
@@ -231,7 +227,7 @@ BINARY = {
     "add": (np.add, NUMERIC, SAME, infix("+")),
     "sub": (np.subtract, NUMERIC, SAME, infix("-")),
     "mul": (np.multiply, NUMERIC, SAME, infix("*")),
-    "div": (_div, INEXACT, SAME, infix("/")),
+    "div": (np.true_divide, INEXACT, SAME, infix("/")),
     # NumPy `//`
     "floor_div": (np.floor_divide, REAL, SAME, call("np.floor_divide", complex=False)),
     # NumPy `%`: sign of the divisor
