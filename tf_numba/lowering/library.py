@@ -11,11 +11,11 @@ from functools import partial
 from ..core import dtypes
 from ..core.primitive import register
 from ..ext import NUMPY_BLAS, SCIPY_BLAS
-from ..ops import contraction, indexing, layout, reductions, sorting, special
+from ..ops import contraction, indexing, layout, reductions, sorting, special, windows
 from . import loops, unrolled
 from .codegen import consumable
 from .rules import Library
-from .scalar_exprs import ctor
+from .scalar_exprs import ctor, literal
 
 
 # numba takes seconds to type ``transpose(axes)`` and array-into-slice assignment the
@@ -487,6 +487,45 @@ def _erf_inv(em, ins, outs, eqn):
     em.emit(f"loops.erf_inv_into({flat}, {outs[0]}.reshape(-1))")
 
 
+def _window_frame(eqn):
+    """The arguments of ``loops.patches_into`` and ``patches_transpose_into`` after the
+    two arrays: window, strides, low padding and dilations as 2-D (a 1-D window is a 2-D
+    one of height 1, its arrays given a unit axis by the caller)."""
+    p = eqn.params
+    lead = (1,) * (2 - len(p["window"]))
+    frame = [lead + tuple(p[k]) for k in ("window", "strides")]
+    frame.append((0,) * len(lead) + tuple(lo for lo, _ in p["padding"]))
+    frame += [lead + tuple(p[k]) for k in ("lhs_dilation", "rhs_dilation")]
+    return ", ".join(str(t) for t in frame)
+
+
+def _unit_axis(name, one_spatial):
+    """``name`` with a unit spatial axis after the batch axis when the window is 1-D."""
+    return f"{name}[:, np.newaxis]" if one_spatial else name
+
+
+def _patches(em, ins, outs, eqn):
+    out = eqn.outvars[0]
+    em.allocate(outs[0], out, em.shape(out.aval.shape))
+    one = len(eqn.params["window"]) == 1
+    fill = literal(eqn.params["fill"], out.aval.dtype)
+    em.emit(f"loops.patches_into({_unit_axis(ins[0], one)}, {_unit_axis(outs[0], one)}, "
+            f"{_window_frame(eqn)}, {fill})")
+
+
+def _patches_transpose(em, ins, outs, eqn):
+    out = eqn.outvars[0]
+    em.allocate(outs[0], out, em.shape(out.aval.shape))
+    one = len(eqn.params["window"]) == 1
+    em.emit(f"loops.patches_transpose_into({_unit_axis(ins[0], one)}, "
+            f"{_unit_axis(outs[0], one)}, {_window_frame(eqn)})")
+
+
+def _plane_window(eqn):
+    """The loops take one or two spatial dims; other windows run the NumPy impl."""
+    return len(eqn.params["window"]) in (1, 2)
+
+
 def _sort_supported(eqn):
     avals = [v.aval for v in eqn.invars]
     if any(dtypes.is_complex(a.dtype) for a in avals):
@@ -524,5 +563,8 @@ for _prim, _lowering in (
         (indexing.dynamic_slice_p, Library(_dynamic_slice)),
         (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
         (sorting.sort_p, Library(_sort, supports=_sort_supported)),
-        (special.erf_inv_p, Library(_erf_inv, writes_fresh=True))):
+        (special.erf_inv_p, Library(_erf_inv, writes_fresh=True)),
+        (windows.patches_p, Library(_patches, supports=_plane_window, writes_fresh=True)),
+        (windows.patches_transpose_p, Library(_patches_transpose, supports=_plane_window,
+                                              writes_fresh=True))):
     register("lower", _prim, _lowering)
