@@ -6,6 +6,7 @@ and live in this real file so numba's on-disk cache keeps their machine code.
 """
 import functools
 
+import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
@@ -19,6 +20,8 @@ _jit = _deferred(cache=True, error_model="numpy", nogil=True)
 # sums of products in any order (as BLAS sums them): LLVM then vectorizes the reductions
 _jit_reassociating = _deferred(cache=True, error_model="numpy", nogil=True,
                                fastmath={"reassoc", "contract"})
+# the helpers a plan's parallel variant calls to share one step out among its threads
+_jit_parallel = _deferred(cache=True, error_model="numpy", nogil=True, parallel=True)
 
 CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
@@ -313,6 +316,63 @@ def dot(x, y):
     for j in range(x.shape[0]):
         s += x[j] * y[j]
     return s
+
+
+# ---------------------------------------------------------------- across threads
+# A parallel variant's large products and windows: SPLIT_CHUNKS chunks, which numba shares
+# out among the threads (a count fixed here: a function that asks numba.get_num_threads()
+# cannot be kept in numba's disk cache, and eight serve one to eight threads evenly
+# enough). Each chunk calls BLAS, which the variant sets to one thread, so OpenMP's and
+# OpenBLAS's pools never spin against each other.
+SPLIT_CHUNKS = 8
+
+
+@_jit_parallel
+def product_by_rows(a, b, out):
+    """``out = a @ b``, each chunk of rows of ``a`` and ``out`` one ``gemm_into``."""
+    m = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        lo, hi = m * c // SPLIT_CHUNKS, m * (c + 1) // SPLIT_CHUNKS
+        gemm_into(a[lo:hi], b, out[lo:hi])
+
+
+@_jit_parallel
+def product_by_depth(a_stored, b, out):
+    """``out = a_stored.T @ b`` for a small ``out`` and a long contraction (a kernel's
+    gradient): each chunk of the contraction one BLAS call into a partial output of its
+    own, the partials summed in chunk order."""
+    k = b.shape[0]
+    parts = np.empty((SPLIT_CHUNKS, out.shape[0], out.shape[1]), out.dtype)
+    for c in numba.prange(SPLIT_CHUNKS):
+        lo, hi = k * c // SPLIT_CHUNKS, k * (c + 1) // SPLIT_CHUNKS
+        gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            total = parts[0, i, j]
+            for c in range(1, SPLIT_CHUNKS):
+                total += parts[c, i, j]
+            out[i, j] = total
+
+
+@_jit_parallel
+def patches_by_examples(x, out, window, strides, lo, lhs_dilation, rhs_dilation, fill):
+    """``patches_into``, each chunk of examples on its own (windows never mix them)."""
+    n = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        first, stop = n * c // SPLIT_CHUNKS, n * (c + 1) // SPLIT_CHUNKS
+        patches_into(x[first:stop], out[first:stop], window, strides, lo, lhs_dilation,
+                     rhs_dilation, fill)
+
+
+@_jit_parallel
+def patches_transpose_by_examples(ct, out, window, strides, lo, lhs_dilation,
+                                  rhs_dilation):
+    """``patches_transpose_into``, each chunk of examples on its own."""
+    n = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        first, stop = n * c // SPLIT_CHUNKS, n * (c + 1) // SPLIT_CHUNKS
+        patches_transpose_into(ct[first:stop], out[first:stop], window, strides, lo,
+                               lhs_dilation, rhs_dilation)
 
 
 # ---------------------------------------------------------------- windows (im2col)

@@ -29,6 +29,7 @@ class CompiledSegment:
         generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy)
         self.source, self.steps = generated.source, generated.steps
         self.parallel, self.blas = generated.parallel, generated.blas
+        self.serial_products = generated.serial_products
         self.kernel = kernel_cache.get(self.source, parallel=generated.parallel)
         self.cache = kernel_cache
         self.const_values = [c for _, c in program.consts]
