@@ -325,9 +325,9 @@ def _macs(eqn):
 
 
 def _across_threads(em):
-    """May this step share itself out among threads (a ``loops`` helper with a prange;
-    the kernel then runs as a parallel one): at a parallel variant's top level (a loop
-    body runs many times; a prange there would pay its launch every step)."""
+    """May this step share itself out among threads (a ``loops`` helper with a prange):
+    at a parallel variant's top level (a loop body runs many times; a prange there would
+    pay its launch every step)."""
     return em.parallel and em.indent == 1 and em.hoisted is None
 
 
@@ -584,7 +584,7 @@ def _window_loop(em, eqn, name):
     large = _size(eqn.outvars[0].aval.shape) >= PARALLEL_MIN_ELEMENTS
     if not (large and _across_threads(em)):
         return f"{name}_into"
-    em.uses_prange = True
+    em.threaded_calls = True
     return f"{name}_by_examples"
 
 
