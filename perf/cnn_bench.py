@@ -16,7 +16,11 @@ composite of ``pad``, one strided ``slice`` per kernel offset, ``concatenate`` a
 ``dot_general``, every copy is a loop nest in the kernel, and numba took 98 s to compile
 this step (jit 27 ms a step, JAX 40 ms, in that session). im2col and col2im are two
 primitives; run as NumPy impls between three kernels they took 6.6 of the step's 16.5 ms
-(one core), as hand-written loops called inside one kernel 1.6 ms (``loops.patches_into``).
+(one core), as hand-written loops called inside one kernel 2.2 ms (``loops.patches_into``).
+On all cores the step is half products and half loops: the plan's parallel variant runs
+each large product as one single-threaded BLAS call per chunk of rows (or of the
+contraction, for the kernels' gradients) and im2col/col2im by examples, all on numba's
+threads (``library._product``), where BLAS alone on two threads left the loops on one.
 """
 import sys
 
