@@ -239,3 +239,44 @@ def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
     got = f(a, b)
     np.testing.assert_allclose(got[0], np.einsum("bij,bjk->bik", t, b), rtol=1e-12)
     np.testing.assert_allclose(got[1], np.einsum("bjk,bij->bki", b, t), rtol=1e-12)
+
+
+def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads():
+    """With loops worth threads beside them, a plan's parallel variant splits its large
+    products (by rows; a small output by the contraction, partials summed in order) and
+    its im2col and col2im (by examples) across the threads, BLAS on one thread in each:
+    the values are the serial plan's, the split contraction's to rounding."""
+    from tf_numba import lax
+    from tf_numba.runtime import CpuEngine
+    x = RNG.normal(size=(64, 16, 16, 8))       # col2im's output: PARALLEL_MIN_ELEMENTS
+    w = RNG.normal(size=(3, 3, 8, 32))
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(w, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn)
+        return tnp.sum(tnp.tanh(y) ** 2)
+    step = tf.grad(loss, argnums=(0, 1))
+    one = tf.jit(step, tiered=False)
+    two = tf.jit(step, tiered=False, engine=CpuEngine(threads=2))
+    plan = two.lower(w, x).plan
+    text = plan.variant_for(2).as_text()
+    assert plan.variant_for(2) is not plan
+    for helper in ("product_by_rows", "product_by_depth", "patches_by_examples",
+                   "patches_transpose_by_examples"):
+        assert f"loops.{helper}(" in text
+    assert "by_" not in plan.as_text()
+    (w1, x1), (w2, x2) = one(w, x), two(w, x)
+    np.testing.assert_array_equal(x2, x1)
+    np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-12 * np.abs(w1).max())
+
+
+def test_a_large_product_that_cannot_be_split_keeps_the_serial_plan_with_wide_blas():
+    """``a.T @ b`` with a large output splits neither by rows nor by its contraction: the
+    plan runs serially, its BLAS as wide as the engine, however large its loops."""
+    from tf_numba.runtime import CpuEngine
+    a, b = RNG.normal(size=(256, 300)), RNG.normal(size=(256, 300))
+    f = tf.jit(lambda a, b: tnp.tanh(a.T @ b) + tnp.sum(tnp.exp(a)),
+               tiered=False, engine=CpuEngine(threads=2))
+    plan = f.lower(a, b).plan
+    assert plan.variant_for(2) is plan
+    np.testing.assert_allclose(f(a, b), np.tanh(a.T @ b) + np.sum(np.exp(a)), rtol=1e-12)

@@ -338,3 +338,93 @@ def test_nn_conv_is_channel_last_conv_general_dilated():
                      [(1, 1), (0, 1)]).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(nn.conv(x, w, strides=(2, 1), padding="SAME"), want,
                                rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- compiled patches
+
+def loop_patches(x, window, strides, pads, lhs_dil, rhs_dil, fill):
+    """im2col written out on the dilated, padded operand: (N, out..., K, C)."""
+    xp = dilate_pad(x, pads, lhs_dil, 1, fill)
+    out_sp = [(p - ((k - 1) * r + 1)) // s + 1
+              for p, k, r, s in zip(xp.shape[1:-1], window, rhs_dil, strides)]
+    out = np.empty((x.shape[0],) + tuple(out_sp) + (int(np.prod(window)), x.shape[-1]))
+    for pos in itertools.product(*map(range, out_sp)):
+        for k, off in enumerate(itertools.product(*map(range, window))):
+            at = tuple(p * s + j * r for p, s, j, r in zip(pos, strides, off, rhs_dil))
+            out[(slice(None),) + pos + (k,)] = xp[(slice(None),) + at]
+    return out
+
+
+PATCHES_CASES = [
+    ((2, 5, 6, 3), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1)),
+    ((2, 7, 6, 2), (2, 3), (2, 1), ((0, 1), (2, -1)), (2, 1), (1, 2)),
+    ((1, 6, 5, 1), (2, 2), (2, 3), ((-1, 0), (1, 2)), (1, 2), (2, 1)),
+    ((3, 9, 2), (3,), (2,), ((-1, 2),), (3,), (2,)),
+    ((2, 4, 3), (1,), (1,), ((0, 0),), (1,), (1,)),
+]
+
+
+@pytest.mark.parametrize("shape, window, strides, pads, lhs_dil, rhs_dil", PATCHES_CASES)
+def test_compiled_patches_match_loops_and_the_numpy_impl(shape, window, strides, pads,
+                                                         lhs_dil, rhs_dil):
+    from tf_numba.ops import windows
+    x = RNG.standard_normal(shape)
+    for fill in (0.0, -np.inf):
+        f = tf.jit(lambda x: windows.patches(x, window, strides, pads, lhs_dil, rhs_dil,
+                                             fill), tiered=False)
+        got = f(x)
+        assert "NumPy step" not in f.lower(x).as_text()
+        np.testing.assert_array_equal(got, loop_patches(x, window, strides, pads, lhs_dil,
+                                                        rhs_dil, fill))
+        np.testing.assert_array_equal(got, windows.patches(x, window, strides, pads,
+                                                           lhs_dil, rhs_dil, fill))
+
+
+@pytest.mark.parametrize("shape, window, strides, pads, lhs_dil, rhs_dil", PATCHES_CASES)
+def test_compiled_patches_transpose_is_the_adjoint_with_the_impl_bits(
+        shape, window, strides, pads, lhs_dil, rhs_dil):
+    from tf_numba.ops import windows
+    x = RNG.standard_normal(shape)
+    ct = RNG.standard_normal(loop_patches(x, window, strides, pads, lhs_dil, rhs_dil,
+                                          0.0).shape)
+    params = windows._as_params(window, strides, pads, lhs_dil, rhs_dil)
+    f = tf.jit(lambda c: windows.patches_transpose_p.bind(c, in_shape=shape, **params),
+               tiered=False)
+    got = f(ct)
+    assert "NumPy step" not in f.lower(ct).as_text()
+    # <patches(x), ct> == <x, patches_transpose(ct)>, and the NumPy impl's very bits
+    np.testing.assert_allclose(np.sum(got * x), np.sum(ct * loop_patches(
+        x, window, strides, pads, lhs_dil, rhs_dil, 0.0)), rtol=1e-12)
+    np.testing.assert_array_equal(got, windows.patches_transpose_p.impl(
+        ct, in_shape=shape, **params))
+
+
+def test_three_spatial_dims_run_the_numpy_patches_and_match():
+    x = RNG.standard_normal((1, 2, 4, 3, 5, 4))[0]      # (N=2, 4, 3, 5, C=4)
+    w = RNG.standard_normal((2, 2, 2, 4, 3))
+    dn = ("NHWDC", "HWDIO", "NHWDC")
+    f = tf.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 2, 1), "SAME",
+                                                     dimension_numbers=dn), tiered=False)
+    assert "NumPy step for patches" in f.lower(x, w).as_text()
+    want = lax.conv_general_dilated(x, w, (1, 2, 1), "SAME", dimension_numbers=dn)
+    np.testing.assert_allclose(f(x, w), want, rtol=1e-12)
+
+
+def test_compiled_conv_gradients_match_finite_differences():
+    x = RNG.standard_normal((2, 5, 6, 3))
+    w = RNG.standard_normal((3, 2, 3, 4))
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(x, w):
+        y = lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (2, 1)), (1, 2), (2, 1),
+                                     dimension_numbers=dn)
+        return tnp.sum(tnp.tanh(y))
+    g = tf.jit(tf.grad(loss, argnums=(0, 1)), tiered=False)(x, w)
+    for arg, grad in enumerate(g):
+        base = [x, w]
+        for idx in [(0, 1, 2, 0), (1, 4, 5, 2)] if arg == 0 else [(0, 1, 2, 3), (2, 0, 1, 1)]:
+            plus, minus = [a.copy() for a in base], [a.copy() for a in base]
+            plus[arg][idx] += 1e-6
+            minus[arg][idx] -= 1e-6
+            fd = (loss(*plus) - loss(*minus)) / 2e-6
+            np.testing.assert_allclose(grad[idx], fd, rtol=1e-5, atol=1e-7)

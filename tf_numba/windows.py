@@ -15,8 +15,9 @@ Why primitives and not layout ops: written as ``pad``, one strided ``slice`` per
 offset, ``concatenate`` and ``dot_general``, the convolution compiled too, but every copy
 was a loop nest in the kernel and the reverse pass pads each offset back (two more): numba
 took 98 s to compile the CNN step of ``perf/cnn_bench.py`` (jit 27 ms a step against
-JAX's 40 ms there). As primitives they run their NumPy impls between the kernels; the
-kernels hold the products, pools and activations and compile in seconds.
+JAX's 40 ms there). As primitives they are one call each of a hand-written loop
+compiled once per dtype (``lowering/loops.py``), inside the kernel that holds the
+products, pools and activations.
 
 >>> import numpy as np
 >>> from tf_numba import lax

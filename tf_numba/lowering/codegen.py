@@ -39,6 +39,8 @@ class Emitter:
         self.uses = collections.Counter()   # top-level value -> equations reading it
         self.uses_workspace = False
         self.uses_prange = False    # facts for the Generated record
+        self.serial_products = False    # a large product runs on one thread (parallel)
+        self.threaded_calls = False     # it calls a loops helper that has a prange
         self.blas = set()           # BLAS libraries the products call (ext.*_BLAS)
 
     def emit(self, line):
@@ -93,12 +95,19 @@ class Generated:
     was built from, and the facts its callers need, recorded as they were emitted (never
     read back out of the text): ``parallel`` (it has a ``numba.prange`` loop),
     ``workspace`` (its last parameter is a ``workspace``), ``blas`` (the BLAS libraries
-    its products call: ``ext.NUMPY_BLAS`` and/or ``ext.SCIPY_BLAS``)."""
-    __slots__ = ("source", "steps", "parallel", "workspace", "blas")
+    its products call: ``ext.NUMPY_BLAS`` and/or ``ext.SCIPY_BLAS``),
+    ``serial_products`` (a parallel kernel calls BLAS for a large product on one thread:
+    ``library._product``), ``threaded_calls`` (it calls a ``loops`` helper that runs
+    across threads, so it runs as wide as the engine too, though its own code has no
+    prange: numba would warn that ``parallel=True`` found nothing to do)."""
+    __slots__ = ("source", "steps", "parallel", "workspace", "blas", "serial_products",
+                 "threaded_calls")
 
-    def __init__(self, source, steps, parallel, workspace, blas):
+    def __init__(self, source, steps, parallel, workspace, blas, serial_products=False,
+                 threaded_calls=False):
         self.source, self.steps = source, steps
         self.parallel, self.workspace, self.blas = parallel, workspace, frozenset(blas)
+        self.serial_products, self.threaded_calls = serial_products, threaded_calls
 
 
 def generate(program, name="kernel", parallel=False, products_on_numpy=True):
@@ -129,7 +138,7 @@ def generate(program, name="kernel", parallel=False, products_on_numpy=True):
     if em.uses_workspace:
         header.append("    ws[1][0] = 0; ws[1][1] = 0")
     return Generated("\n".join(header + em.lines) + "\n", steps, em.uses_prange,
-                     em.uses_workspace, em.blas)
+                     em.uses_workspace, em.blas, em.serial_products, em.threaded_calls)
 
 
 def consumable(em, v):

@@ -11,11 +11,11 @@ from functools import partial
 from ..core import dtypes
 from ..core.primitive import register
 from ..ext import NUMPY_BLAS, SCIPY_BLAS
-from ..ops import contraction, indexing, layout, reductions, sorting, special
+from ..ops import contraction, indexing, layout, reductions, sorting, special, windows
 from . import loops, unrolled
-from .codegen import consumable
+from .codegen import PARALLEL_MIN_ELEMENTS, consumable
 from .rules import Library
-from .scalar_exprs import ctor
+from .scalar_exprs import ctor, literal
 
 
 # numba takes seconds to type ``transpose(axes)`` and array-into-slice assignment the
@@ -244,9 +244,10 @@ def _dot_general(em, ins, outs, eqn):
         # a matrix product reads its operands as they are, whatever their layout (a
         # LAPACK result is column-major): gemm_into and dot_into copy only what BLAS
         # cannot read. (Made C-ordered first, a 512 x 512 one cost 0.8 ms a copy.)
-        lhs, rhs = (a if lc == (1,) else f"{a}.T"), (b if rc == (0,) else f"{b}.T")
-        em.allocate(outs[0], eqn.outvars[0], f"({lhs}.shape[0], {rhs}.shape[1])")
-        em.emit(f"{into}({lhs}, {rhs}, {outs[0]})")
+        lt, rt = lc == (0,), rc == (1,)
+        em.allocate(outs[0], eqn.outvars[0],
+                    f"({_read(a, lt)}.shape[0], {_read(b, rt)}.shape[1])")
+        _product(em, into, (a, lt), (b, rt), outs[0], eqn)
         return
     lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
     rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
@@ -269,9 +270,65 @@ def _dot_general(em, ins, outs, eqn):
         em.emit(f"for bi in range({lhs}.shape[0]):")
         em.emit(f"    {into}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
     else:
-        em.emit(f"{into}({_matrix(lhs, lt, '0')}, {_matrix(rhs, rt, '0')}, {prod}[0])")
+        _product(em, into, (f"{lhs}[0]", lt), (f"{rhs}[0]", rt), f"{prod}[0]", eqn)
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
+
+
+# In a plan's parallel variant a product of at least this many multiply-adds (~40 us of
+# one core's BLAS) runs across the threads (``loops.product_by_rows``,
+# ``product_by_depth``); one split by its contraction adds a partial output per chunk, so
+# only an output this small is.
+SPLIT_MIN_MACS = 1 << 21
+SPLIT_MAX_OUTPUT = 1 << 14
+
+
+def _read(name, transposed):
+    """A stored matrix as BLAS reads it: ``name`` or its transpose."""
+    return f"{name}.T" if transposed else name
+
+
+def _product(em, into, lhs, rhs, out, eqn):
+    """``out = lhs @ rhs``, each operand a (stored matrix, transposed) pair. In a plan's
+    parallel variant a large product runs across the threads: by rows of ``out`` when
+    ``lhs`` is read as stored, else, for a small ``out``, by the contraction, each part
+    on NumPy's BLAS. A large one that is neither (or of unknown size, or on numba's
+    BLAS) stays one call on one thread and is recorded (``serial_products``): the plan
+    then runs serially with BLAS wide instead. A split product does not make the kernel
+    a parallel one: a plan whose only threaded work is its products runs them on BLAS as
+    wide as the engine, which does as well as the split."""
+    (a, lt), (b, rt) = lhs, rhs
+    macs = _macs(eqn)
+    outputs = _size(eqn.outvars[0].aval.shape)
+    split = macs is not None and em.products_on_numpy     # (numba's BLAS: never split)
+    if not _across_threads(em) or (macs is not None and macs < SPLIT_MIN_MACS):
+        em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
+    elif split and not lt:
+        em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out})")
+    elif split and not rt and outputs <= SPLIT_MAX_OUTPUT:
+        em.emit(f"loops.product_by_depth({a}, {b}, {out})")
+    else:
+        em.serial_products = True
+        em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
+
+
+def _size(shape):
+    return math.prod(shape) if all(type(d) is int for d in shape) else None
+
+
+def _macs(eqn):
+    """Multiply-adds of a product (None when a length is symbolic)."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    out = _size(eqn.outvars[0].aval.shape)
+    depth = _size(tuple(eqn.invars[0].aval.shape[i] for i in lc))
+    return None if out is None or depth is None else out * depth
+
+
+def _across_threads(em):
+    """May this step share itself out among threads (a ``loops`` helper with a prange):
+    at a parallel variant's top level (a loop body runs many times; a prange there would
+    pay its launch every step)."""
+    return em.parallel and em.indent == 1 and em.hoisted is None
 
 
 def _matrix(name, transposed, b):
@@ -487,6 +544,55 @@ def _erf_inv(em, ins, outs, eqn):
     em.emit(f"loops.erf_inv_into({flat}, {outs[0]}.reshape(-1))")
 
 
+def _window_frame(eqn):
+    """The arguments of ``loops.patches_into`` and ``patches_transpose_into`` after the
+    two arrays: window, strides, low padding and dilations as 2-D (a 1-D window is a 2-D
+    one of height 1, its arrays given a unit axis by the caller)."""
+    p = eqn.params
+    lead = (1,) * (2 - len(p["window"]))
+    frame = [lead + tuple(p[k]) for k in ("window", "strides")]
+    frame.append((0,) * len(lead) + tuple(lo for lo, _ in p["padding"]))
+    frame += [lead + tuple(p[k]) for k in ("lhs_dilation", "rhs_dilation")]
+    return ", ".join(str(t) for t in frame)
+
+
+def _unit_axis(name, one_spatial):
+    """``name`` with a unit spatial axis after the batch axis when the window is 1-D."""
+    return f"{name}[:, np.newaxis]" if one_spatial else name
+
+
+def _patches(em, ins, outs, eqn):
+    out = eqn.outvars[0]
+    em.allocate(outs[0], out, em.shape(out.aval.shape))
+    one = len(eqn.params["window"]) == 1
+    fill = literal(eqn.params["fill"], out.aval.dtype)
+    em.emit(f"loops.{_window_loop(em, eqn, 'patches')}({_unit_axis(ins[0], one)}, "
+            f"{_unit_axis(outs[0], one)}, {_window_frame(eqn)}, {fill})")
+
+
+def _patches_transpose(em, ins, outs, eqn):
+    out = eqn.outvars[0]
+    em.allocate(outs[0], out, em.shape(out.aval.shape))
+    one = len(eqn.params["window"]) == 1
+    em.emit(f"loops.{_window_loop(em, eqn, 'patches_transpose')}("
+            f"{_unit_axis(ins[0], one)}, {_unit_axis(outs[0], one)}, {_window_frame(eqn)})")
+
+
+def _window_loop(em, eqn, name):
+    """The loop of a window step: ``<name>_by_examples`` (shared out among threads) in a
+    parallel variant when the step is large, else ``<name>_into``."""
+    large = _size(eqn.outvars[0].aval.shape) >= PARALLEL_MIN_ELEMENTS
+    if not (large and _across_threads(em)):
+        return f"{name}_into"
+    em.threaded_calls = True
+    return f"{name}_by_examples"
+
+
+def _plane_window(eqn):
+    """The loops take one or two spatial dims; other windows run the NumPy impl."""
+    return len(eqn.params["window"]) in (1, 2)
+
+
 def _sort_supported(eqn):
     avals = [v.aval for v in eqn.invars]
     if any(dtypes.is_complex(a.dtype) for a in avals):
@@ -524,5 +630,8 @@ for _prim, _lowering in (
         (indexing.dynamic_slice_p, Library(_dynamic_slice)),
         (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
         (sorting.sort_p, Library(_sort, supports=_sort_supported)),
-        (special.erf_inv_p, Library(_erf_inv, writes_fresh=True))):
+        (special.erf_inv_p, Library(_erf_inv, writes_fresh=True)),
+        (windows.patches_p, Library(_patches, supports=_plane_window, writes_fresh=True)),
+        (windows.patches_transpose_p, Library(_patches_transpose, supports=_plane_window,
+                                              writes_fresh=True))):
     register("lower", _prim, _lowering)

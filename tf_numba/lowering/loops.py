@@ -6,6 +6,7 @@ and live in this real file so numba's on-disk cache keeps their machine code.
 """
 import functools
 
+import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
@@ -19,6 +20,8 @@ _jit = _deferred(cache=True, error_model="numpy", nogil=True)
 # sums of products in any order (as BLAS sums them): LLVM then vectorizes the reductions
 _jit_reassociating = _deferred(cache=True, error_model="numpy", nogil=True,
                                fastmath={"reassoc", "contract"})
+# the helpers a plan's parallel variant calls to share one step out among its threads
+_jit_parallel = _deferred(cache=True, error_model="numpy", nogil=True, parallel=True)
 
 CUMSUM, CUMPROD, CUMMAX, CUMMIN = 0, 1, 2, 3
 
@@ -313,6 +316,138 @@ def dot(x, y):
     for j in range(x.shape[0]):
         s += x[j] * y[j]
     return s
+
+
+# ---------------------------------------------------------------- across threads
+# A parallel variant's large products and windows: SPLIT_CHUNKS chunks, which numba shares
+# out among the threads (a count fixed here: a function that asks numba.get_num_threads()
+# cannot be kept in numba's disk cache, and eight serve one to eight threads evenly
+# enough). Each chunk calls BLAS, which the variant sets to one thread, so OpenMP's and
+# OpenBLAS's pools never spin against each other.
+SPLIT_CHUNKS = 8
+
+
+@_jit_parallel
+def product_by_rows(a, b, out):
+    """``out = a @ b``, each chunk of rows of ``a`` and ``out`` one ``gemm_into``."""
+    m = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        lo, hi = m * c // SPLIT_CHUNKS, m * (c + 1) // SPLIT_CHUNKS
+        gemm_into(a[lo:hi], b, out[lo:hi])
+
+
+@_jit_parallel
+def product_by_depth(a_stored, b, out):
+    """``out = a_stored.T @ b`` for a small ``out`` and a long contraction (a kernel's
+    gradient): each chunk of the contraction one BLAS call into a partial output of its
+    own, the partials summed in chunk order."""
+    k = b.shape[0]
+    parts = np.empty((SPLIT_CHUNKS, out.shape[0], out.shape[1]), out.dtype)
+    for c in numba.prange(SPLIT_CHUNKS):
+        lo, hi = k * c // SPLIT_CHUNKS, k * (c + 1) // SPLIT_CHUNKS
+        gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            total = parts[0, i, j]
+            for c in range(1, SPLIT_CHUNKS):
+                total += parts[c, i, j]
+            out[i, j] = total
+
+
+@_jit_parallel
+def patches_by_examples(x, out, window, strides, lo, lhs_dilation, rhs_dilation, fill):
+    """``patches_into``, each chunk of examples on its own (windows never mix them)."""
+    n = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        first, stop = n * c // SPLIT_CHUNKS, n * (c + 1) // SPLIT_CHUNKS
+        patches_into(x[first:stop], out[first:stop], window, strides, lo, lhs_dilation,
+                     rhs_dilation, fill)
+
+
+@_jit_parallel
+def patches_transpose_by_examples(ct, out, window, strides, lo, lhs_dilation,
+                                  rhs_dilation):
+    """``patches_transpose_into``, each chunk of examples on its own."""
+    n = out.shape[0]
+    for c in numba.prange(SPLIT_CHUNKS):
+        first, stop = n * c // SPLIT_CHUNKS, n * (c + 1) // SPLIT_CHUNKS
+        patches_transpose_into(ct[first:stop], out[first:stop], window, strides, lo,
+                               lhs_dilation, rhs_dilation)
+
+
+# ---------------------------------------------------------------- windows (im2col)
+# The ``patches`` primitive and its transpose (``ops/windows.py``) for one or two spatial
+# dims, as loops over a 2-D frame: an operand (N, S_0, S_1, C), patches (N, O_0, O_1,
+# K_0 * K_1, C). Offset (a, b) of output position (i, j) reads the dilated operand at
+# ``(i * stride_0 + a * rhs_dilation_0 - lo_0, ...)``; a position between dilated
+# elements or outside them reads ``fill``. One function for every stride, padding and
+# dilation (arguments, not constants): one compile per dtype, where a loop nest per
+# offset written into the kernel took numba tens of seconds for a 3x3 CNN step.
+
+@_jit
+def _window_sources(axis, outputs, window, strides, lo, size, lhs_dilation, rhs_dilation):
+    """(outputs, window[axis]) table: the operand index that offset ``a`` of output
+    position ``i`` reads along ``axis``, or -1 for padding or a hole. Made once per call,
+    so the element loops do no division (a 1-channel 3x3 im2col: 1.0 -> 0.4 ms)."""
+    table = np.empty((outputs, window[axis]), np.int64)
+    for i in range(outputs):
+        for a in range(window[axis]):
+            q = i * strides[axis] + a * rhs_dilation[axis] - lo[axis]
+            d = lhs_dilation[axis]
+            table[i, a] = q // d if q >= 0 and q % d == 0 and q // d < size else -1
+    return table
+
+
+@_jit
+def patches_into(x, out, window, strides, lo, lhs_dilation, rhs_dilation, fill):
+    """``out`` = the patches of ``x`` (the NumPy impl's bits: a copy)."""
+    rows = _window_sources(0, out.shape[1], window, strides, lo, x.shape[1], lhs_dilation,
+                           rhs_dilation)
+    cols = _window_sources(1, out.shape[2], window, strides, lo, x.shape[2], lhs_dilation,
+                           rhs_dilation)
+    channels = x.shape[3]
+    for n in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                for a in range(window[0]):
+                    row = rows[i, a]
+                    for b in range(window[1]):
+                        col = cols[j, b]
+                        k = a * window[1] + b
+                        if row < 0 or col < 0:
+                            for c in range(channels):
+                                out[n, i, j, k, c] = fill
+                        else:
+                            for c in range(channels):
+                                out[n, i, j, k, c] = x[n, row, col, c]
+
+
+@_jit
+def patches_transpose_into(ct, out, window, strides, lo, lhs_dilation, rhs_dilation):
+    """``out`` = every window of ``ct`` added back where ``patches`` read it. Offsets are
+    the outer loop, as in the NumPy impl, so each element sums its terms in the same
+    order (the same bits); padding and holes receive nothing."""
+    rows = _window_sources(0, ct.shape[1], window, strides, lo, out.shape[1], lhs_dilation,
+                           rhs_dilation)
+    cols = _window_sources(1, ct.shape[2], window, strides, lo, out.shape[2], lhs_dilation,
+                           rhs_dilation)
+    for n in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                for c in range(out.shape[3]):
+                    out[n, i, j, c] = 0
+        for a in range(window[0]):
+            for b in range(window[1]):
+                k = a * window[1] + b
+                for i in range(ct.shape[1]):
+                    row = rows[i, a]
+                    if row < 0:
+                        continue
+                    for j in range(ct.shape[2]):
+                        col = cols[j, b]
+                        if col >= 0:
+                            for c in range(out.shape[3]):
+                                out[n, row, col, c] += ct[n, i, j, k, c]
 
 
 # ---------------------------------------------------------------- erf_inv

@@ -90,6 +90,7 @@ class Plan:
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (widths)
         self.parallel = any(seg.parallel for seg in kernels)
+        self.serial_products = any(seg.serial_products for seg in kernels)
         self.blas_use = blas_libraries(frozenset().union(*(s.blas for s in kernels)), lapack)
         self._blas = None                                   # their setters, found on use
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
@@ -102,8 +103,14 @@ class Plan:
         variant whose large regions are prange loops, built on first use (a parallel
         kernel on one thread is ~10% slower, and OpenMP's idle workers spin)."""
         plan = self.variant_for(threads)
-        if plan.parallel:               # (never a plan that calls BLAS: see variant_for)
-            return run_with_width(plan._run, args, threads)
+        if plan.parallel:
+            if not any(plan.blas_use):
+                return run_with_width(plan._run, args, threads)
+            if plan.ready or not plan.tiered:
+                # each thread calls BLAS for its share of a product: BLAS on one thread
+                return run_with_blas(plan.blas, lambda a: run_with_width(plan._run, a, threads),
+                                     args, 1)
+            return run_with_blas(_interpreter_blas(), plan._run, args, threads)
         if plan.ready or not plan.tiered:
             if plan.blas:
                 return run_with_blas(plan.blas, plan._run, args, threads)
@@ -123,6 +130,9 @@ class Plan:
         if not (plan.ready and plan.single):
             return lambda args: self.run(args, threads)
         segment, blas = plan.segments[0], plan.blas
+        if plan.parallel and blas:
+            return lambda args: run_with_blas(
+                blas, lambda a: run_with_width(segment, a, threads), args, 1)
         if plan.parallel:
             return lambda args: run_with_width(segment, args, threads)
         if not blas:
@@ -141,13 +151,14 @@ class Plan:
         return self._blas
 
     def variant_for(self, threads):
-        """The plan that runs with ``threads``: this one on one thread or when it calls
-        BLAS (which then runs that wide), else the variant of the same program whose large
-        regions are prange loops (built on first use), when it has any."""
-        if threads <= 1 or any(self.blas_use):
-            # BLAS gets the width instead: OpenMP's workers spin after a prange loop and
-            # OpenBLAS's after a call, so both pools wide on two cores took a 784-256-10
-            # MLP step from 1.2 ms to 16 ms
+        """The plan that runs with ``threads``: this one on one thread, else the variant
+        of the same program whose large regions are prange loops (built on first use),
+        when it has any. A plan that calls BLAS takes it only when the variant splits
+        every large product across the threads (``library._product``) and the plan calls
+        no LAPACK: BLAS then runs on one thread inside each. Otherwise BLAS gets the width
+        instead: OpenMP's workers spin after a prange loop and OpenBLAS's after a call, so
+        both pools wide on two cores took a 784-256-10 MLP step from 1.2 ms to 16 ms."""
+        if threads <= 1 or self.blas_use[2] is not None:
             return self
         wide = self._wide_variant
         if wide is None:
@@ -156,7 +167,7 @@ class Plan:
                     self._wide_variant = Plan(self.program, self.kernel_cache, self.tiered,
                                               parallel=True)
                 wide = self._wide_variant
-        return wide if wide.parallel else self
+        return wide if wide.parallel and not wide.serial_products else self
 
     def _run(self, args):
         if self.ready:

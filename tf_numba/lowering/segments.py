@@ -28,7 +28,8 @@ class CompiledSegment:
         self.program = program
         generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy)
         self.source, self.steps = generated.source, generated.steps
-        self.parallel, self.blas = generated.parallel, generated.blas
+        self.parallel = generated.parallel or generated.threaded_calls  # runs wide
+        self.blas, self.serial_products = generated.blas, generated.serial_products
         self.kernel = kernel_cache.get(self.source, parallel=generated.parallel)
         self.cache = kernel_cache
         self.const_values = [c for _, c in program.consts]

@@ -12,9 +12,12 @@ rhs_dilation``. A convolution is then one ``dot_general`` of the patches with th
 back where it came from) is its transpose and it is linear too: derivative programs stay
 in these two primitives and ``dot_general``, to every order. With another ``fill`` (``-inf``
 for a max pool) the op is affine: its tangent is ``patches`` of the tangent with
-``fill == 0``. Both run their NumPy impls under ``jit``, between the compiled kernels:
-as loops in a kernel, one copy loop nest per window offset made a 3x3 convolution's
-gradient take numba tens of seconds to compile.
+``fill == 0``. Under ``jit``, with one or two spatial dims, each is one call of a
+hand-written loop in the kernel (``lowering/loops.py``: ``patches_into``,
+``patches_transpose_into``; one function for every stride, padding and dilation), with
+more they run their NumPy impls between kernels: one copy loop nest per window offset
+generated into the kernel made a 3x3 convolution's gradient take numba tens of seconds
+to compile.
 """
 import itertools
 import math
