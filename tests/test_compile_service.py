@@ -146,6 +146,29 @@ def test_a_tiered_plan_answers_by_the_interpreter_then_runs_compiled():
     np.testing.assert_allclose(f(x), want, rtol=1e-14)
 
 
+def test_calls_while_kernels_are_in_flight_are_interpreted_at_the_engines_blas_width(
+        monkeypatch):
+    from tf_numba.lowering import blas_threads, compile_service
+    monkeypatch.setattr(compile_service.SERVICE, "submit",      # a compile never answered
+                        lambda request: compile_service.Job(request))
+    widths = []
+    set_width = blas_threads.set_width
+    monkeypatch.setattr(blas_threads, "set_width",
+                        lambda blas, threads: widths.append(threads) or set_width(blas, threads))
+    f = tf.jit(lambda w, x: tnp.tanh(w @ x) * 0.71875, tiered=True)
+    w = np.linspace(-1.0, 1.0, 128 * 96).reshape(128, 96)      # a product on BLAS
+    x = np.linspace(0.0, 2.0, 96 * 64).reshape(96, 64)
+    want = np.tanh(w @ x) * 0.71875
+    np.testing.assert_allclose(f(w, x), want, rtol=1e-14)      # the first call sends for it
+    plan = f.lower(w, x).plan
+    seconds = plan._interpreted_seconds
+    del widths[:]
+    for _ in range(5):
+        np.testing.assert_allclose(f(w, x), want, rtol=1e-14)
+    assert not plan.ready and plan._interpreted_seconds > seconds
+    assert widths == [1] * 5                # NumPy's BLAS as wide as the default engine
+
+
 def test_an_unusable_cache_directory_warns_once_and_keeps_kernels_in_memory(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")

@@ -163,10 +163,10 @@ def _fast_call(prepared, threads, table=None, key=None):
     general pytree walk too (~60 us a step for a list of dicts of parameters)."""
     plan = prepared.plan
     if not plan.variant_for(threads).ready:
-        out_tree = prepared.out_tree
+        out_tree, run = prepared.out_tree, plan.waiting_runner(threads)
 
         def call_until_compiled(args):
-            outs = plan.run(list(args), threads)
+            outs = run(list(args))
             if plan.variant_for(threads).ready:
                 table[key] = _fast_call(prepared, threads)
             return outs[0] if out_tree is pytree.LEAF else pytree.unflatten(out_tree, outs)

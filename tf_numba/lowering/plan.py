@@ -150,6 +150,38 @@ class Plan:
                                               first_numpy=lapack != SCIPY_BLAS)
         return self._blas
 
+    def waiting_runner(self, threads):
+        """A function equal to ``lambda args: self.run(args, threads)`` for the calls made
+        while this plan's kernels are in flight: while the plan runs itself with
+        ``threads`` and waits on the compile jobs it sent and nothing else, it interprets
+        at the engine's BLAS width without ``run``'s choices and ``_run_tiered``'s lock
+        (~4 us a call, a sixth of an interpreted linear-regression step). Any other state
+        (the first call, kernels arrived or on disk, compiled elsewhere) goes to ``run``."""
+        def general(args):
+            return self.run(args, threads)
+        if not self.tiered or self.variant_for(threads) is not self or self.parallel:
+            return general
+        blas = _interpreter_blas() if any(self.blas_use) else None
+
+        def run(args):
+            jobs = self._jobs
+            if (not jobs or self.ready or self._on_disk or self._elsewhere
+                    or self._gave_up or _all_done(jobs)):
+                return self.run(args, threads)
+            started = time.perf_counter()
+            if blas is None:
+                outs = self.interpret(args)
+            else:
+                before = blas_threads.set_width(blas, threads)
+                try:
+                    outs = self.interpret(args)
+                finally:
+                    blas_threads.restore(blas, before, threads)
+            # (unlocked: a count for _worth_loading, which a lost update only delays)
+            self._interpreted_seconds += time.perf_counter() - started
+            return outs
+        return run
+
     def variant_for(self, threads):
         """The plan that runs with ``threads``: this one on one thread, else the variant
         of the same program whose large regions are prange loops (built on first use),
