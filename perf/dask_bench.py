@@ -2,19 +2,21 @@
 over 2·10^6 rows x 64 features, on 1 and 2 Dask worker processes.
 
 Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on a ``LocalCluster`` of 1 and of 2
-worker processes (one thread each, data persisted on the workers, results gathered to the
-client), single-process ``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy
-functions (the analytic formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` /
-``value_and_grad`` in one process. The value_and_grad cases sweep the number of blocks.
-A last case times tiny blocks, tf.dask.map_blocks against Dask's own map_blocks of the
-same NumPy expression on the same cluster: the difference per block is tf_numba's
-overhead per task beyond Dask's.
+worker processes (one thread each; the data generated block by block on the workers, the
+same share on each: see ``Clusters.data``; results gathered to the client), single-process
+``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy functions (the analytic
+formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` / ``value_and_grad`` in one
+process. The value_and_grad cases sweep the number of blocks. A last case times tiny
+blocks, tf.dask.map_blocks against Dask's own map_blocks of the same NumPy expression on
+the same cluster: the difference per block is tf_numba's overhead per task beyond Dask's.
+"Other processes used" counts neither this process nor its children (the workers).
 Targets: 1 -> 2 workers at least 1.7x faster (both computations, the fewest blocks);
 overhead per task under 1 ms.
 
     python perf/dask_bench.py [--rows N] [--quick] [--rounds N] [--json PATH]
 """
 import logging
+import operator
 import os
 import sys
 
@@ -75,14 +77,25 @@ def jax_functions(jax):
             lambda *a: jax.block_until_ready(vg(*a)))
 
 
-def make_data(rows, chunk_rows):
-    """Lazy features and labels, the same values on any scheduler (seeded per block)."""
-    import dask.array as da
-    rng = da.random.default_rng(0)
-    x = rng.standard_normal((rows, FEATURES), chunks=(chunk_rows, FEATURES))
-    w_true = np.linspace(-1.0, 1.0, FEATURES)
-    y = ((x @ w_true + rng.standard_normal(rows, chunks=chunk_rows)) > 0).astype(float)
-    return x, y
+W_TRUE = np.linspace(-1.0, 1.0, FEATURES)
+
+
+def block_data(index, rows):
+    """Block ``index`` of the features and labels, ``rows`` rows: seeded by the block, so
+    a worker that generates it and the client's reference copy hold the same values."""
+    rng = np.random.default_rng([0, index])
+    x = rng.standard_normal((rows, FEATURES))
+    return x, ((x @ W_TRUE + rng.standard_normal(rows)) > 0).astype(float)
+
+
+def block_rows(rows, blocks):
+    chunk = -(-rows // blocks)
+    return [min(chunk, rows - start) for start in range(0, rows, chunk)]
+
+
+def local_data(rows, blocks):
+    parts = [block_data(i, n) for i, n in enumerate(block_rows(rows, blocks))]
+    return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
 
 
 class Clusters:
@@ -112,15 +125,41 @@ class Clusters:
                 return fn()
         return run
 
-    def data(self, tool, lazy, chunk_rows):
-        """``lazy`` (features, labels) rechunked to ``chunk_rows`` and persisted on
-        ``tool``'s workers, once per chunking (the values do not depend on it)."""
-        key = (tool, chunk_rows)
-        if key not in self._data:
-            x, y = lazy
-            self._data[key] = self.clients[tool].persist(
+    def data(self, tool, rows, blocks, chunk_rows):
+        """(features, labels) on ``tool``'s workers in blocks of ``chunk_rows``: ``blocks``
+        blocks generated there, block i on worker i mod n (then split where they lie), so
+        each worker holds the same share. Left to ``persist``, Dask placed the 8 blocks
+        4/4 or 5/3 from one run to the next: a 5/3 split caps 2 workers at 1.6x whatever
+        the tool, and made the scaling swing between runs."""
+        import dask.array as da
+        import distributed
+        if (tool, chunk_rows) not in self._data:
+            if tool not in self._data:
+                client = self.clients[tool]
+                workers = sorted(client.scheduler_info()["workers"])
+                parts = [client.submit(block_data, i, n, pure=False,
+                                       workers=[workers[i % len(workers)]])
+                         for i, n in enumerate(block_rows(rows, blocks))]
+                x = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 0),
+                                                    (n, FEATURES), float)
+                                    for f, n in zip(parts, block_rows(rows, blocks))])
+                y = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 1),
+                                                    (n,), float)
+                                    for f, n in zip(parts, block_rows(rows, blocks))])
+                self._data[tool] = client.persist([x, y])
+            x, y = self._data[tool]
+            self._data[tool, chunk_rows] = self.clients[tool].persist(
                 [x.rechunk((chunk_rows, FEATURES)), y.rechunk(chunk_rows)])
-        return self._data[key]
+            with self.clients[tool].as_current():    # in memory before any timing
+                distributed.wait(distributed.futures_of(self._data[tool, chunk_rows]))
+        return self._data[tool, chunk_rows]
+
+    def placement(self, tool, arrays):
+        """Blocks of ``arrays`` per worker of ``tool``'s cluster, as "a/b"."""
+        names = {a.name for a in arrays}
+        held = self.clients[tool].run(lambda dask_worker: sum(
+            isinstance(k, tuple) and k[0] in names for k in list(dask_worker.data)))
+        return "/".join(str(held[w]) for w in sorted(held))
 
     def close(self):
         for tool in self.clients:
@@ -128,7 +167,7 @@ class Clusters:
             self.clusters[tool].close()
 
 
-def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
+def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, jax_fns):
     import tf_numba.dask  # noqa: F401
     x, y = data
     case = bench.case(f"per-example gradient norms, {rows:,} x {FEATURES}, "
@@ -143,7 +182,8 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
     if clusters is not None:
         norms = tf.dask.vmap(grad_norm, in_axes=(None, 0, 0))
         for tool in (ONE, TWO):
-            xd, yd = clusters.data(tool, lazy, chunk_rows)
+            xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
+            case.params[tool] = lambda tool=tool, xd=xd: clusters.placement(tool, [xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: norms(w, xd, yd).compute())
             check(tool, run())
             case.add(tool, run)
@@ -154,7 +194,8 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
     return case
 
 
-def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
+def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, base_blocks,
+                        jax_fns):
     import tf_numba.dask  # noqa: F401
     x, y = data
     blocks = -(-rows // chunk_rows)
@@ -174,7 +215,8 @@ def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fn
         import dask
         vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
         for tool in (ONE, TWO):
-            xd, yd = clusters.data(tool, lazy, chunk_rows)
+            xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
+            case.params[tool] = lambda tool=tool, xd=xd: clusters.placement(tool, [xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: vg(w, xd, yd))
             check(tool, run())
             case.add(tool, run)
@@ -240,6 +282,9 @@ def targets(case):
         out.append((f"overhead per task beyond Dask's own < {OVERHEAD_GOAL * 1e3:g} ms: "
                     f"{_bench.fmt_time(extra)}", extra < OVERHEAD_GOAL))
         return out
+    for tool in (ONE, TWO):       # after timing: a block a task fetched stays copied
+        if tool in case.params:
+            out.append((f"{tool}: feature blocks per worker {case.params[tool]()}", _bench.INFO))
     scaling = case.ratio(ONE, TWO)
     if scaling is not None:
         judged = case.params.get("judge_scaling", False)
@@ -258,18 +303,17 @@ def main():
                          extra_args=[(("--rows",), dict(type=int, default=2_000_000))])
     rows = bench.args.rows // (10 if bench.quick else 1)
     sweep = (8, 32) if bench.quick else (8, 32, 128)
-    lazy = make_data(rows, -(-rows // sweep[0]))
-    x, y = dask_compute_locally(lazy)
+    x, y = local_data(rows, sweep[0])
     w = np.linspace(0.5, -0.5, FEATURES) / 4
     jax_fns = jax_functions(bench.jax) if bench.jax is not None else None
     clusters = None if bench.sync_child else Clusters()
     try:
         cases = [per_example_case(bench, clusters, rows, -(-rows // sweep[0]), w, (x, y),
-                                  lazy, jax_fns)]
+                                  sweep[0], jax_fns)]
         cases[0].params["judge_scaling"] = True
         for i, blocks in enumerate(sweep):
             case = value_and_grad_case(bench, clusters, rows, -(-rows // blocks), w, (x, y),
-                                       lazy, jax_fns)
+                                       sweep[0], jax_fns)
             case.params["judge_scaling"] = i == 0
             cases.append(case)
         if clusters is not None:
@@ -278,11 +322,6 @@ def main():
     finally:
         if clusters is not None:
             clusters.close()
-
-
-def dask_compute_locally(arrays):
-    import dask
-    return dask.compute(*arrays, scheduler="threads")
 
 
 if __name__ == "__main__":
