@@ -1,8 +1,8 @@
 """tf_numba.dask: per-example gradient norms and value_and_grad of a logistic regression
 over 2·10^6 rows x 64 features, on 1 and 2 Dask worker processes.
 
-Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on a ``LocalCluster`` of 1 and of 2
-worker processes (one thread each; the data generated block by block on the workers, the
+Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on 1 and 2 worker processes of a
+``LocalCluster`` (one thread each; the data generated block by block on the workers, the
 same share on each: see ``Clusters.data``; results gathered to the client), single-process
 ``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy functions (the analytic
 formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` / ``value_and_grad`` in one
@@ -99,29 +99,36 @@ def local_data(rows, blocks):
 
 
 class Clusters:
-    """LocalClusters of 1 and 2 worker processes, one thread each; workers compile
-    synchronously (TF_NUMBA_TIERED=0), so a warmed-up call runs compiled kernels."""
+    """One LocalCluster of 2 worker processes, one thread each; workers compile
+    synchronously (TF_NUMBA_TIERED=0), so a warmed-up call runs compiled kernels.
+
+    The 1-worker tool runs on the first worker alone (its data is there, its tasks are
+    annotated ``workers=[first]``). With a second, 1-worker cluster beside this one, the
+    idle cluster (a scheduler and a worker, 0.07 cores measured idle) ran during every
+    2-worker round on the cores those workers needed, and only on the spare core during
+    1-worker rounds; now both tools run beside the same processes."""
 
     def __init__(self):
         from distributed import Client, LocalCluster
         for name in list(logging.root.manager.loggerDict):   # distributed's INFO chatter
             if name.startswith("distributed"):
                 logging.getLogger(name).setLevel(logging.WARNING)
-        self.clusters, self.clients, self._data = {}, {}, {}
-        for tool, n in ((ONE, 1), (TWO, 2)):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR,
-                                   env={"TF_NUMBA_TIERED": "0"})
-            self.clusters[tool] = cluster
-            self.clients[tool] = Client(cluster, set_as_default=False)
+        self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    dashboard_address=":0", silence_logs=logging.ERROR,
+                                    env={"TF_NUMBA_TIERED": "0"})
+        self.client = Client(self.cluster, set_as_default=False)
+        every = sorted(self.client.scheduler_info()["workers"])
+        self.workers = {ONE: every[:1], TWO: every}
+        self._data = {}
 
     def on(self, tool, fn):
-        """``fn`` run with ``tool``'s cluster as Dask's scheduler."""
+        """``fn`` run with the cluster as Dask's scheduler, on ``tool``'s workers."""
         import dask
-        client = self.clients[tool]
+        client, workers = self.client, self.workers[tool]
 
         def run():
-            with dask.config.set(scheduler=client.get):
+            with dask.config.set(scheduler=client.get), dask.annotate(
+                    workers=workers, allow_other_workers=False):
                 return fn()
         return run
 
@@ -133,38 +140,37 @@ class Clusters:
         the tool, and made the scaling swing between runs."""
         import dask.array as da
         import distributed
+        client, workers = self.client, self.workers[tool]
         if (tool, chunk_rows) not in self._data:
             if tool not in self._data:
-                client = self.clients[tool]
-                workers = sorted(client.scheduler_info()["workers"])
+                sizes = block_rows(rows, blocks)
                 parts = [client.submit(block_data, i, n, pure=False,
                                        workers=[workers[i % len(workers)]])
-                         for i, n in enumerate(block_rows(rows, blocks))]
+                         for i, n in enumerate(sizes)]
                 x = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 0),
                                                     (n, FEATURES), float)
-                                    for f, n in zip(parts, block_rows(rows, blocks))])
+                                    for f, n in zip(parts, sizes)])
                 y = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 1),
                                                     (n,), float)
-                                    for f, n in zip(parts, block_rows(rows, blocks))])
+                                    for f, n in zip(parts, sizes)])
                 self._data[tool] = client.persist([x, y])
             x, y = self._data[tool]
-            self._data[tool, chunk_rows] = self.clients[tool].persist(
+            self._data[tool, chunk_rows] = client.persist(
                 [x.rechunk((chunk_rows, FEATURES)), y.rechunk(chunk_rows)])
-            with self.clients[tool].as_current():    # in memory before any timing
+            with client.as_current():                # in memory before any timing
                 distributed.wait(distributed.futures_of(self._data[tool, chunk_rows]))
         return self._data[tool, chunk_rows]
 
-    def placement(self, tool, arrays):
-        """Blocks of ``arrays`` per worker of ``tool``'s cluster, as "a/b"."""
+    def placement(self, arrays):
+        """Blocks of ``arrays`` per worker, as "a/b"."""
         names = {a.name for a in arrays}
-        held = self.clients[tool].run(lambda dask_worker: sum(
+        held = self.client.run(lambda dask_worker: sum(
             isinstance(k, tuple) and k[0] in names for k in list(dask_worker.data)))
         return "/".join(str(held[w]) for w in sorted(held))
 
     def close(self):
-        for tool in self.clients:
-            self.clients[tool].close()
-            self.clusters[tool].close()
+        self.client.close()
+        self.cluster.close()
 
 
 def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, jax_fns):
@@ -183,7 +189,7 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, ja
         norms = tf.dask.vmap(grad_norm, in_axes=(None, 0, 0))
         for tool in (ONE, TWO):
             xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
-            case.params[tool] = lambda tool=tool, xd=xd: clusters.placement(tool, [xd])
+            case.params[tool] = lambda xd=xd: clusters.placement([xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: norms(w, xd, yd).compute())
             check(tool, run())
             case.add(tool, run)
@@ -216,7 +222,7 @@ def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, base_blocks,
         vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
         for tool in (ONE, TWO):
             xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
-            case.params[tool] = lambda tool=tool, xd=xd: clusters.placement(tool, [xd])
+            case.params[tool] = lambda xd=xd: clusters.placement([xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: vg(w, xd, yd))
             check(tool, run())
             case.add(tool, run)
@@ -234,7 +240,7 @@ def tiny_blocks_case(bench, clusters):
     case = bench.case(f"per-task overhead: {TINY_BLOCKS} blocks of {TINY_ROWS} elements, "
                       "2 workers", blocks=TINY_BLOCKS)
     case.rounds = bench.rounds
-    a = clusters.clients[TWO].persist(da.arange(float(TINY_BLOCKS * TINY_ROWS),
+    a = clusters.client.persist(da.arange(float(TINY_BLOCKS * TINY_ROWS),
                                                 chunks=TINY_ROWS))
     want = np.arange(float(TINY_BLOCKS * TINY_ROWS)) * 2.0 + 1.0
 
