@@ -106,16 +106,23 @@ class Clusters:
     annotated ``workers=[first]``). With a second, 1-worker cluster beside this one, the
     idle cluster (a scheduler and a worker, 0.07 cores measured idle) ran during every
     2-worker round on the cores those workers needed, and only on the spare core during
-    1-worker rounds; now both tools run beside the same processes."""
+    1-worker rounds; now both tools run beside the same processes.
+
+    Work stealing is off, for every tool: a stolen task copies its 128 MB block to the
+    thief, Dask's memory manager then drops one of the two copies, not always the thief's,
+    and the blocks drifted from 4/4 to 3/5 (32 blocks: 13/19, 128: 38/90) within one run,
+    so later rounds timed a lopsided layout chosen by earlier rounds' stragglers."""
 
     def __init__(self):
+        import dask
         from distributed import Client, LocalCluster
         for name in list(logging.root.manager.loggerDict):   # distributed's INFO chatter
             if name.startswith("distributed"):
                 logging.getLogger(name).setLevel(logging.WARNING)
-        self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=logging.ERROR,
-                                    env={"TF_NUMBA_TIERED": "0"})
+        with dask.config.set({"distributed.scheduler.work-stealing": False}):
+            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                        dashboard_address=":0", silence_logs=logging.ERROR,
+                                        env={"TF_NUMBA_TIERED": "0"})
         self.client = Client(self.cluster, set_as_default=False)
         every = sorted(self.client.scheduler_info()["workers"])
         self.workers = {ONE: every[:1], TWO: every}
