@@ -3,10 +3,11 @@
 The data is generated lazily, block by block, from a seeded ``dask.array.random``
 generator, so no process ever holds all of it: ``--rows 100_000_000`` is 12.8 GB of
 float64 features at the default 16 features, and each step regenerates the blocks where
-they are needed. Every step is one ``tf.dask.value_and_grad``: the parameters are
-scattered to the workers, each block of rows computes its share of the mean loss and
-its gradient with a compiled tf_numba program, a tree reduction adds them up, and
-``tf.optimizers.adam`` updates the parameters.
+they are needed. Every step is one ``tf.dask.value_and_grad``: the parameters travel
+inside the tasks (scattered to the workers once a step when they pass 16 KB), each block
+of rows computes its share of the mean loss and its gradient with a compiled tf_numba
+program, a tree reduction adds them up, and ``tf.optimizers.adam`` updates the
+parameters.
 
     python examples/dask_train.py                     # 200k rows, a 2-process LocalCluster
     python examples/dask_train.py --rows 100_000_000  # the same, bigger than memory

@@ -1,20 +1,22 @@
 """tf_numba.dask: per-example gradient norms and value_and_grad of a logistic regression
 over 2·10^6 rows x 64 features, on 1 and 2 Dask worker processes.
 
-Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on a ``LocalCluster`` of 1 and of 2
-worker processes (one thread each, data persisted on the workers, results gathered to the
-client), single-process ``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy
-functions (the analytic formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` /
-``value_and_grad`` in one process. The value_and_grad cases sweep the number of blocks.
-A last case times tiny blocks, tf.dask.map_blocks against Dask's own map_blocks of the
-same NumPy expression on the same cluster: the difference per block is tf_numba's
-overhead per task beyond Dask's.
+Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on 1 and 2 worker processes of a
+``LocalCluster`` (one thread each; the data generated block by block on the workers, the
+same share on each: see ``Clusters.data``; results gathered to the client), single-process
+``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy functions (the analytic
+formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` / ``value_and_grad`` in one
+process. The value_and_grad cases sweep the number of blocks. A last case times tiny
+blocks, tf.dask.map_blocks against Dask's own map_blocks of the same NumPy expression on
+the same cluster: the difference per block is tf_numba's overhead per task beyond Dask's.
+"Other processes used" counts neither this process nor its children (the workers).
 Targets: 1 -> 2 workers at least 1.7x faster (both computations, the fewest blocks);
 overhead per task under 1 ms.
 
     python perf/dask_bench.py [--rows N] [--quick] [--rounds N] [--json PATH]
 """
 import logging
+import operator
 import os
 import sys
 
@@ -75,60 +77,110 @@ def jax_functions(jax):
             lambda *a: jax.block_until_ready(vg(*a)))
 
 
-def make_data(rows, chunk_rows):
-    """Lazy features and labels, the same values on any scheduler (seeded per block)."""
-    import dask.array as da
-    rng = da.random.default_rng(0)
-    x = rng.standard_normal((rows, FEATURES), chunks=(chunk_rows, FEATURES))
-    w_true = np.linspace(-1.0, 1.0, FEATURES)
-    y = ((x @ w_true + rng.standard_normal(rows, chunks=chunk_rows)) > 0).astype(float)
-    return x, y
+W_TRUE = np.linspace(-1.0, 1.0, FEATURES)
+
+
+def block_data(index, rows):
+    """Block ``index`` of the features and labels, ``rows`` rows: seeded by the block, so
+    a worker that generates it and the client's reference copy hold the same values."""
+    rng = np.random.default_rng([0, index])
+    x = rng.standard_normal((rows, FEATURES))
+    return x, ((x @ W_TRUE + rng.standard_normal(rows)) > 0).astype(float)
+
+
+def block_rows(rows, blocks):
+    chunk = -(-rows // blocks)
+    return [min(chunk, rows - start) for start in range(0, rows, chunk)]
+
+
+def local_data(rows, blocks):
+    parts = [block_data(i, n) for i, n in enumerate(block_rows(rows, blocks))]
+    return np.concatenate([x for x, _ in parts]), np.concatenate([y for _, y in parts])
 
 
 class Clusters:
-    """LocalClusters of 1 and 2 worker processes, one thread each; workers compile
-    synchronously (TF_NUMBA_TIERED=0), so a warmed-up call runs compiled kernels."""
+    """One LocalCluster of 2 worker processes, one thread each; workers compile
+    synchronously (TF_NUMBA_TIERED=0), so a warmed-up call runs compiled kernels.
+
+    The 1-worker tool runs on the first worker alone (its data is there, its tasks are
+    annotated ``workers=[first]``). With a second, 1-worker cluster beside this one, the
+    idle cluster (a scheduler and a worker, 0.07 cores measured idle) ran during every
+    2-worker round on the cores those workers needed, and only on the spare core during
+    1-worker rounds; now both tools run beside the same processes.
+
+    Work stealing is off, for every tool: a stolen task copies its 128 MB block to the
+    thief, Dask's memory manager then drops one of the two copies, not always the thief's,
+    and the blocks drifted from 4/4 to 3/5 (32 blocks: 13/19, 128: 38/90) within one run,
+    so later rounds timed a lopsided layout chosen by earlier rounds' stragglers."""
 
     def __init__(self):
+        import dask
         from distributed import Client, LocalCluster
         for name in list(logging.root.manager.loggerDict):   # distributed's INFO chatter
             if name.startswith("distributed"):
                 logging.getLogger(name).setLevel(logging.WARNING)
-        self.clusters, self.clients, self._data = {}, {}, {}
-        for tool, n in ((ONE, 1), (TWO, 2)):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR,
-                                   env={"TF_NUMBA_TIERED": "0"})
-            self.clusters[tool] = cluster
-            self.clients[tool] = Client(cluster, set_as_default=False)
+        with dask.config.set({"distributed.scheduler.work-stealing": False}):
+            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                        dashboard_address=":0", silence_logs=logging.ERROR,
+                                        env={"TF_NUMBA_TIERED": "0"})
+        self.client = Client(self.cluster, set_as_default=False)
+        every = sorted(self.client.scheduler_info()["workers"])
+        self.workers = {ONE: every[:1], TWO: every}
+        self._data = {}
 
     def on(self, tool, fn):
-        """``fn`` run with ``tool``'s cluster as Dask's scheduler."""
+        """``fn`` run with the cluster as Dask's scheduler, on ``tool``'s workers."""
         import dask
-        client = self.clients[tool]
+        client, workers = self.client, self.workers[tool]
 
         def run():
-            with dask.config.set(scheduler=client.get):
+            with dask.config.set(scheduler=client.get), dask.annotate(
+                    workers=workers, allow_other_workers=False):
                 return fn()
         return run
 
-    def data(self, tool, lazy, chunk_rows):
-        """``lazy`` (features, labels) rechunked to ``chunk_rows`` and persisted on
-        ``tool``'s workers, once per chunking (the values do not depend on it)."""
-        key = (tool, chunk_rows)
-        if key not in self._data:
-            x, y = lazy
-            self._data[key] = self.clients[tool].persist(
+    def data(self, tool, rows, blocks, chunk_rows):
+        """(features, labels) on ``tool``'s workers in blocks of ``chunk_rows``: ``blocks``
+        blocks generated there, block i on worker i mod n (then split where they lie), so
+        each worker holds the same share. Left to ``persist``, Dask placed the 8 blocks
+        4/4 or 5/3 from one run to the next: a 5/3 split caps 2 workers at 1.6x whatever
+        the tool, and made the scaling swing between runs."""
+        import dask.array as da
+        import distributed
+        client, workers = self.client, self.workers[tool]
+        if (tool, chunk_rows) not in self._data:
+            if tool not in self._data:
+                sizes = block_rows(rows, blocks)
+                parts = [client.submit(block_data, i, n, pure=False,
+                                       workers=[workers[i % len(workers)]])
+                         for i, n in enumerate(sizes)]
+                x = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 0),
+                                                    (n, FEATURES), float)
+                                    for f, n in zip(parts, sizes)])
+                y = da.concatenate([da.from_delayed(client.submit(operator.getitem, f, 1),
+                                                    (n,), float)
+                                    for f, n in zip(parts, sizes)])
+                self._data[tool] = client.persist([x, y])
+            x, y = self._data[tool]
+            self._data[tool, chunk_rows] = client.persist(
                 [x.rechunk((chunk_rows, FEATURES)), y.rechunk(chunk_rows)])
-        return self._data[key]
+            with client.as_current():                # in memory before any timing
+                distributed.wait(distributed.futures_of(self._data[tool, chunk_rows]))
+        return self._data[tool, chunk_rows]
+
+    def placement(self, arrays):
+        """Blocks of ``arrays`` per worker, as "a/b"."""
+        names = {a.name for a in arrays}
+        held = self.client.run(lambda dask_worker: sum(
+            isinstance(k, tuple) and k[0] in names for k in list(dask_worker.data)))
+        return "/".join(str(held[w]) for w in sorted(held))
 
     def close(self):
-        for tool in self.clients:
-            self.clients[tool].close()
-            self.clusters[tool].close()
+        self.client.close()
+        self.cluster.close()
 
 
-def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
+def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, jax_fns):
     import tf_numba.dask  # noqa: F401
     x, y = data
     case = bench.case(f"per-example gradient norms, {rows:,} x {FEATURES}, "
@@ -143,7 +195,8 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
     if clusters is not None:
         norms = tf.dask.vmap(grad_norm, in_axes=(None, 0, 0))
         for tool in (ONE, TWO):
-            xd, yd = clusters.data(tool, lazy, chunk_rows)
+            xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
+            case.params[tool] = lambda xd=xd: clusters.placement([xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: norms(w, xd, yd).compute())
             check(tool, run())
             case.add(tool, run)
@@ -154,7 +207,8 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
     return case
 
 
-def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fns):
+def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, base_blocks,
+                        jax_fns):
     import tf_numba.dask  # noqa: F401
     x, y = data
     blocks = -(-rows // chunk_rows)
@@ -174,7 +228,8 @@ def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, lazy, jax_fn
         import dask
         vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
         for tool in (ONE, TWO):
-            xd, yd = clusters.data(tool, lazy, chunk_rows)
+            xd, yd = clusters.data(tool, rows, base_blocks, chunk_rows)
+            case.params[tool] = lambda xd=xd: clusters.placement([xd])
             run = clusters.on(tool, lambda xd=xd, yd=yd: vg(w, xd, yd))
             check(tool, run())
             case.add(tool, run)
@@ -192,7 +247,7 @@ def tiny_blocks_case(bench, clusters):
     case = bench.case(f"per-task overhead: {TINY_BLOCKS} blocks of {TINY_ROWS} elements, "
                       "2 workers", blocks=TINY_BLOCKS)
     case.rounds = bench.rounds
-    a = clusters.clients[TWO].persist(da.arange(float(TINY_BLOCKS * TINY_ROWS),
+    a = clusters.client.persist(da.arange(float(TINY_BLOCKS * TINY_ROWS),
                                                 chunks=TINY_ROWS))
     want = np.arange(float(TINY_BLOCKS * TINY_ROWS)) * 2.0 + 1.0
 
@@ -240,6 +295,9 @@ def targets(case):
         out.append((f"overhead per task beyond Dask's own < {OVERHEAD_GOAL * 1e3:g} ms: "
                     f"{_bench.fmt_time(extra)}", extra < OVERHEAD_GOAL))
         return out
+    for tool in (ONE, TWO):       # after timing: a block a task fetched stays copied
+        if tool in case.params:
+            out.append((f"{tool}: feature blocks per worker {case.params[tool]()}", _bench.INFO))
     scaling = case.ratio(ONE, TWO)
     if scaling is not None:
         judged = case.params.get("judge_scaling", False)
@@ -258,18 +316,17 @@ def main():
                          extra_args=[(("--rows",), dict(type=int, default=2_000_000))])
     rows = bench.args.rows // (10 if bench.quick else 1)
     sweep = (8, 32) if bench.quick else (8, 32, 128)
-    lazy = make_data(rows, -(-rows // sweep[0]))
-    x, y = dask_compute_locally(lazy)
+    x, y = local_data(rows, sweep[0])
     w = np.linspace(0.5, -0.5, FEATURES) / 4
     jax_fns = jax_functions(bench.jax) if bench.jax is not None else None
     clusters = None if bench.sync_child else Clusters()
     try:
         cases = [per_example_case(bench, clusters, rows, -(-rows // sweep[0]), w, (x, y),
-                                  lazy, jax_fns)]
+                                  sweep[0], jax_fns)]
         cases[0].params["judge_scaling"] = True
         for i, blocks in enumerate(sweep):
             case = value_and_grad_case(bench, clusters, rows, -(-rows // blocks), w, (x, y),
-                                       lazy, jax_fns)
+                                       sweep[0], jax_fns)
             case.params["judge_scaling"] = i == 0
             cases.append(case)
         if clusters is not None:
@@ -278,11 +335,6 @@ def main():
     finally:
         if clusters is not None:
             clusters.close()
-
-
-def dask_compute_locally(arrays):
-    import dask
-    return dask.compute(*arrays, scheduler="threads")
 
 
 if __name__ == "__main__":

@@ -191,6 +191,18 @@ def test_map_blocks_elementwise_is_bitwise_numpy_over_uneven_chunks(threads):
     np.testing.assert_array_equal(out.compute(), np.sqrt(np.abs(x)) * w + x)
 
 
+def test_map_blocks_passes_small_values_inside_tasks_and_large_ones_as_one_key(threads,
+                                                                             monkeypatch):
+    x, _, w = _data(rows=11)
+    xd = da.from_array(x, chunks=(4, 3))
+    for limit, keys in ((tf_numba.dask.api.INLINE_BYTES, 0), (w.nbytes - 1, 1)):
+        monkeypatch.setattr(tf_numba.dask.api, "INLINE_BYTES", limit)
+        out = tf.dask.map_blocks(lambda b, w: b * w, xd, w)
+        graph = dict(out.__dask_graph__())
+        assert sum(str(k).startswith("('tfn-input-") for k in graph) == keys
+        np.testing.assert_array_equal(out.compute(), x * w)
+
+
 def test_map_blocks_aligns_trailing_axes_unifies_chunks_and_broadcasts(threads):
     rng = np.random.default_rng(1)
     x, v, row = rng.normal(size=(10, 6)), rng.normal(size=6), rng.normal(size=(1, 6))
@@ -335,12 +347,30 @@ def test_cluster_vmap_and_value_and_grad_equal_single_process(client, monkeypatc
     scatter = client.scatter
     monkeypatch.setattr(client, "scatter",
                         lambda data, **kw: scatters.append(kw) or scatter(data, **kw))
-    value, grad = tf.dask.value_and_grad(loss, data_argnums=(1, 2))(w, xd, yd)
-    # the parameters: one scatter, to every worker
-    assert [kw["broadcast"] for kw in scatters] == [True]
+    vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
     want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
-    np.testing.assert_allclose(value, want_value, rtol=1e-13)
-    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+    for limit, broadcasts in ((tf_numba.dask.api.INLINE_BYTES, []), (w.nbytes - 1, [True])):
+        # small parameters ride inside the tasks; larger ones: one scatter to every worker
+        monkeypatch.setattr(tf_numba.dask.api, "INLINE_BYTES", limit)
+        scatters.clear()
+        value, grad = vg(w, xd, yd)
+        assert [kw["broadcast"] for kw in scatters] == broadcasts
+        np.testing.assert_allclose(value, want_value, rtol=1e-13)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+
+
+def test_cluster_value_and_grad_computes_every_call_afresh(client):
+    """Two equal calls back to back: each runs every block (an equal call's keys may
+    still be held or being released when the next graph arrives)."""
+    x, y, w = _data(rows=40)
+    xd, yd = da.from_array(x, chunks=(10, 3)), da.from_array(y, chunks=10)
+    vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
+    want_value, _ = tf.value_and_grad(loss)(w, x, y)
+    with distributed.get_task_stream(client=client) as stream:
+        for _ in range(2):
+            np.testing.assert_allclose(vg(w, xd, yd)[0], want_value, rtol=1e-13)
+    blocks = [r for r in stream.data if str(r["key"]).startswith("('tfn-block-")]
+    assert len(blocks) == 2 * xd.numblocks[0]
 
 
 def _slow_copy(block):

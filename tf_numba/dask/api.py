@@ -3,12 +3,14 @@
 Each call traces the user's function on block avals (``blocks.BlockPrograms``), checks
 every block's shapes against the program there, and builds a Dask graph whose tasks carry
 the program (``worker.ShippedProgram``), not the Python function. Arguments that are not
-Dask arrays, and arrays the function closes over, are one graph key each (sent to a
-worker once, not pickled into every task); ``value_and_grad`` scatters them to every
-worker of a ``distributed`` client instead, once per call.
+Dask arrays, and arrays the function closes over, ride inside every task when they are
+small (``INLINE_BYTES``), else are one graph key each (sent to a worker once, not pickled
+into every task); ``value_and_grad`` scatters large ones to every worker of a
+``distributed`` client instead.
 """
 import functools
 import operator
+import uuid
 import weakref
 
 import numpy as np
@@ -39,17 +41,28 @@ class BlockRun:
         return BlockRun, (self.shipped, self.block, self.weight, self.single)
 
 
+INLINE_BYTES = 16 << 10      # a call's whole values up to this size ride in every task
+
+
 class _Inputs:
-    """Graph keys of the values passed whole to every block, each added once: a literal
-    key of the graph, or with a ``distributed`` client a future scattered to every
-    worker (all of a call's values in one ``scatter``)."""
+    """How the values passed whole to every block reach the tasks. Up to
+    ``INLINE_BYTES`` in all (a model's parameters), inside every task: a task then waits
+    for no other key. As a graph key, a worker's first block waited until the key's task
+    had run on some worker and was fetched from there; as a scatter, for a round trip
+    to the scheduler and the workers before the graph left (both ~10-15 ms here, 3-5% of
+    a value_and_grad of 2e6 x 64 rows on 2 workers). Larger values: with a
+    ``distributed`` client (``value_and_grad``), one ``scatter`` to every worker; else
+    one literal key of the graph each, sent to a worker once, not pickled into every
+    task."""
 
     def __init__(self, graph, token, values, client=None):
         unique = list({id(v): v for v in values}.values())
-        if client is not None:
+        if sum(np.asarray(v).nbytes for v in unique) <= INLINE_BYTES:
+            refs = unique
+        elif client is not None:
             # hash=False: a fresh key each call; a content-hashed key can name data that
             # the previous call's futures are releasing right now ("could not find data")
-            refs = client.scatter(unique, broadcast=True, hash=False) if unique else []
+            refs = client.scatter(unique, broadcast=True, hash=False)
         else:
             refs = [(f"tfn-input-{token}", k) for k in range(len(unique))]
             graph.update(zip(refs, unique))
@@ -266,9 +279,9 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
     their share of the rows (n_b / N: a mean over uneven chunks weighs every row alike,
     as on one machine; the sums differ from one machine's by rounding only), are combined
     by a tree reduction (``split_every`` from Dask's config, default 4). Returns
-    ``(value, grads)`` as NumPy values, like ``tf_numba.value_and_grad``. With a
-    ``distributed`` client the other arguments (the parameters) are scattered to every
-    worker once per call.
+    ``(value, grads)`` as NumPy values, like ``tf_numba.value_and_grad``. The other
+    arguments (the parameters) ride inside every task when small (``INLINE_BYTES``);
+    larger ones are scattered to every worker of a ``distributed`` client once per call.
 
     >>> vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
     >>> value, g = vg(w, X, y)             # X, y: Dask arrays with the same rows
@@ -308,8 +321,10 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     from dask.highlevelgraph import HighLevelGraph
     for cell in grid.cells():
         programs.for_cell(cell)         # every trace and guard check before the graph
-    token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays],
-                     [leaf for leaf, j in zip(leaves, dask_leaves) if j is None], weights)
+    # fresh keys each call: the answer comes back as NumPy values, so nothing shares
+    # them, and an equal call just before may still be releasing keys of the same name
+    # (its result then reused, or "could not find data" mid-release)
+    token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays], uuid.uuid4().hex)
     graph = {}
     tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
                    client=_current_client())
