@@ -133,3 +133,16 @@ def _jax_x64_left_as_found():
     jax = sys.modules.get("jax")
     if jax is not None and bool(jax.config.jax_enable_x64) != before:
         jax.config.update("jax_enable_x64", before)
+
+
+# The suite's time is mostly numba compiling kernels, on one xdist worker per core. The
+# files whose tests compile the most (the longest tests of a cold run) go first, so that
+# none of those tests is left at the end of a worker's queue while the other core idles.
+COMPILE_HEAVY_FIRST = ("test_codegen.py", "test_control_flow.py", "test_scipy_linalg.py",
+                       "test_jit.py", "test_windows.py", "test_random.py", "test_nn.py",
+                       "test_segments.py", "test_kernel_cache.py", "test_compile_service.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(COMPILE_HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
