@@ -24,6 +24,7 @@ CASES = {
     "mean_gradient": (tf.grad(lambda x, b: tnp.mean(tnp.sin(x) * b)), (X, B)),
     "log_softmax_ce_grad": (tf.grad(lambda x, b: -tnp.mean(tnp.sum(
         (x - tnp.max(x, 1, keepdims=True)) * tnp.cos(x) + b, axis=1))), (X, B)),
+    "an_effect": (lambda x, b: (tf.debug.print("x {}", x), tnp.tanh(x + b))[1], (X, B)),
     "broadcast_both_sides": (lambda x, b: tnp.outer(b, b) + b[:, None], (X, B)),
 }
 

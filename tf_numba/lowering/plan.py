@@ -510,7 +510,8 @@ def _broadcasts_as_views(program):
             eqn = Eqn(eqn.prim, tuple(renamed.get(v, v) if type(v) is Var else v
                                       for v in eqn.invars), eqn.outvars, eqn.params,
                       eqn.source)
-        w, x = eqn.outvars[0], eqn.invars[0] if eqn.invars else None
+        w = eqn.outvars[0] if eqn.outvars else None     # (an effect has no output)
+        x = eqn.invars[0] if eqn.invars else None
         if eqn.prim is layout.reshape_p:
             shape = eqn.params["new_sizes"]
             if x in fills:                  # a filled array reshaped (a mean's 1/n)
