@@ -227,12 +227,12 @@ def _as_python(program, schedule):
         target = (f"r{out} = " if type(out) is int else
                   "".join(f"r{i}, " for i in out) + "= " if out else "")
         eqn_at[len(lines) + 1] = eqn
-        expr = f"f{k}({', '.join(call)})"
+        args = ", ".join(call)
+        expr = f"f{k}({args})"
         reused = _reused_operand(eqn, ins, kills, params, local)
         if reused is not None:
             space[f"s{k}"] = eqn.outvars[0].aval.shape
-            expr = (f"f{k}({', '.join(call)}, out=r{reused}) "
-                    f"if _reusable(r{reused}, s{k}) else {expr}")
+            expr = f"f{k}({args}, out=r{reused}) if _reusable(r{reused}, s{k}) else {expr}"
             reuses += 1
         lines.append(f"    {target}{expr}")
         dead = [f"r{i}" for i in kills if i in local]

@@ -170,16 +170,9 @@ class Plan:
                 return self.run(args, threads)
             started = time.perf_counter()
             if blas is None:
-                outs = self.interpret(args)
-            else:
-                before = blas_threads.set_width(blas, threads)
-                try:
-                    outs = self.interpret(args)
-                finally:
-                    blas_threads.restore(blas, before, threads)
-            # (unlocked: a count for _worth_loading, which a lost update only delays)
-            self._interpreted_seconds += time.perf_counter() - started
-            return outs
+                return self._interpret_timed(args, started)
+            return run_with_blas(blas, lambda a: self._interpret_timed(a, started), args,
+                                 threads)
         return run
 
     def variant_for(self, threads):
