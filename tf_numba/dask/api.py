@@ -350,8 +350,9 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     depth = 0
     while len(level) > 1 and len(level) * part_bytes > CLIENT_SUM_BYTES:
         depth += 1
-        level = [_combine_task(graph, (f"tfn-combine-{depth}-{token}", i), group)
-                 for i, group in enumerate(_groups(level, fan_in))]
+        groups = _groups(level, fan_in)
+        level = [(f"tfn-combine-{depth}-{token}", i) for i in range(len(groups))]
+        graph.update({key: (add_parts, *group) for key, group in zip(level, groups)})
     name = f"tfn-value-and-grad-{token}"
     layer = HighLevelGraph.from_collections(name, graph, dependencies=grid.arrays)
     parts = dask.compute(*[Delayed(key, layer, layer=name) for key in level])
@@ -362,11 +363,6 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
 
 def _groups(level, fan_in):
     return [level[i:i + fan_in] for i in range(0, len(level), fan_in)]
-
-
-def _combine_task(graph, key, group):
-    graph[key] = (add_parts, *group)
-    return key
 
 
 def _part_bytes(avals):
