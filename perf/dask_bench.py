@@ -117,9 +117,10 @@ class Clusters:
     dashboard would: the statistical profiler that samples a running task's stack every
     10 ms, the event-loop watchdog's 20 ms tick and the 0.5 s system monitor. None of it
     schedules or moves data. With 2 workers on 2 cores every CPU-second Dask spends beside
-    the tasks is taken from a task (1 worker leaves it the spare core): measured inside
-    the tasks, a block of 34 ms of CPU took 35-37 ms of wall time on 2 workers by default,
-    and 33-35.5 ms with these settings, 2 workers 7-13 ms faster per call."""
+    the tasks is taken from a task (1 worker leaves it the spare core). Measured inside
+    the tasks (thread CPU time against wall time, 96 blocks a run), a block of ~34 ms of
+    CPU took 35-37 ms on 2 workers with Dask's defaults and 33.5-36 ms with these; on 1
+    worker a block takes its CPU time either way."""
 
     QUIET = {"distributed.worker.profile.enabled": False,
              "distributed.admin.tick.interval": "200ms",
