@@ -290,6 +290,29 @@ def test_value_and_grad_of_a_sum_over_a_params_dict(threads):
     np.testing.assert_allclose(grads["b"], 2 * np.sum(r), rtol=1e-12)
 
 
+def test_value_and_grad_sums_small_parts_at_the_client_in_the_tree_order(threads,
+                                                                       monkeypatch):
+    """Parts up to CLIENT_SUM_BYTES skip the combine tasks; the client sums them in the
+    order the tasks would have: the same bits, and still one machine's answer."""
+    from dask.callbacks import Callback
+    x, y, w = _data(rows=61)
+    xd, yd = da.from_array(x, chunks=(7, 3)), da.from_array(y, chunks=7)
+    vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
+    ran = {}
+    for limit in (tf_numba.dask.api.CLIENT_SUM_BYTES, 0):    # 0: every level a task
+        monkeypatch.setattr(tf_numba.dask.api, "CLIENT_SUM_BYTES", limit)
+        keys = []
+        with Callback(pretask=lambda key, dsk, state: keys.append(str(key))):
+            ran[limit] = vg(w, xd, yd)
+        ran[limit] += (sum("tfn-combine" in k for k in keys),)
+    (value, grad, combines), (tree_value, tree_grad, tree_combines) = ran.values()
+    assert (combines, tree_combines) == (0, 3 + 1)          # 9 blocks: 3 + 1 combines
+    assert value == tree_value and np.array_equal(grad, tree_grad)
+    want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+
+
 def test_value_and_grad_in_float32_stays_float32(threads):
     x, y, w = (a.astype(np.float32) for a in _data(rows=9))
     value, grad = tf.dask.value_and_grad(loss, data_argnums=(1, 2))(
