@@ -187,14 +187,27 @@ def test_a_row_group_whose_array_a_later_pass_reads_stays_plain_regions():
                                rtol=1e-12)
 
 
-def test_reductions_across_the_chunked_axis_stay_serial():
+def test_reductions_across_the_chunked_axis_combine_chunk_partials_in_order():
+    """A sum over the rows of a large region (a bias gradient) runs in chunks of rows, each
+    adding into a row of partials of its own, combined in chunk order: a prange with two
+    threads, the same bits with one."""
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(PARALLEL_MIN_ELEMENTS // 8, 8))
-    f = tf.jit(lambda x: tnp.sum(tnp.exp(x), axis=0), tiered=False,
-               engine=CpuEngine(threads=2))
-    assert "prange" not in f.lower(x).as_text()
-    assert_ulp_close(f(x), np.sum(np.exp(x), axis=0), ulps=64)
+    x[5, 3] = np.nan
+
+    def f(x):
+        return tnp.sum(tnp.exp(x), axis=0), tnp.max(x, axis=0) * 2.0
+
+    results = []
+    for threads in (1, 2):
+        fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
+        assert ("numba.prange(" in fj.lower(x).as_text()) == (threads > 1)
+        results.append(fj(x))
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+    assert_ulp_close(results[0][0], np.sum(np.exp(x), axis=0), ulps=64)
+    np.testing.assert_array_equal(results[0][1], np.max(x, axis=0) * 2.0)
 
 
 def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
