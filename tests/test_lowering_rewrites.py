@@ -151,3 +151,18 @@ def test_a_later_pass_reads_the_boolean_mask_of_a_max_not_its_float_conversion()
     assert any(v.aval.dtype == np.bool_ and len(v.aval.shape) == 6 for v in kept)
     f = tf.jit(tf.grad(loss), tiered=False)
     np.testing.assert_array_equal(f(x), tf.grad(loss)(x))
+
+
+def test_a_convolution_input_gradient_is_one_step_of_product_and_col2im():
+    x, w = np.random.default_rng(3).normal(size=(3, 5, 5, 2)), np.ones((3, 3, 2, 4)) / 7.0
+
+    def loss(x):
+        y = tf.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return tnp.sum(y * y)
+
+    f = tf.jit(tf.grad(loss), tiered=False)
+    text = f.lower(x).as_text()
+    assert "loops.product_patches_transpose_into(" in text
+    assert "patches_transpose_into(" not in text.replace("product_patches_transpose_into(", "")
+    np.testing.assert_allclose(f(x), tf.grad(loss)(x), rtol=1e-13)

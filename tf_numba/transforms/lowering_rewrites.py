@@ -9,6 +9,8 @@ its docstring says so) in a form the generated code runs faster.
   step are one product (or sum) over all steps, after the loop.
 - ``convert_masks_where_read``: a boolean mask converted to numbers is converted again
   where a later pass reads it, so that pass reads the 1-byte mask.
+- ``fuse_product_into_patches_transpose``: col2im of a product with a kernel (a
+  convolution's input gradient) is one step that adds back a few examples at a time.
 - ``inline_custom_calls``: a function with a custom derivative runs its own body (the
   rule matters to transforms, which are done by now), so it compiles with the rest.
 """
@@ -21,7 +23,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Eqn, Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
-from ..ops import contraction, control, elementwise, layout, reductions
+from ..ops import contraction, control, elementwise, layout, reductions, windows
 from .ad import partial_eval_program
 from .batching import batch_program
 from .simplify import dead_code_elimination
@@ -29,8 +31,9 @@ from .simplify import dead_code_elimination
 
 def prepare_for_lowering(program):
     """Every rewrite, in the order the compiler applies them."""
-    return convert_masks_where_read(fold_transposed_operands(sink_accumulated_products(
-        hoist_step_independent_work(inline_custom_calls(program)))))
+    return fuse_product_into_patches_transpose(convert_masks_where_read(
+        fold_transposed_operands(sink_accumulated_products(
+            hoist_step_independent_work(inline_custom_calls(program))))))
 
 
 def inline_custom_calls(program):
@@ -356,3 +359,38 @@ def convert_masks_where_read(program):
             masks[eqn.outvars[0]] = eqn
         eqns.append(eqn)
     return program.replace(eqns=eqns) if len(eqns) != len(program.eqns) else program
+
+
+def fuse_product_into_patches_transpose(program):
+    """``program`` with each ``patches_transpose`` of a product ``g . w`` (the cotangent of
+    a convolution's output with its (K, C, F) kernel, read nowhere else) made one
+    ``product_patches_transpose``: the compiled step multiplies and adds back a few
+    examples at a time, and the product, K times the input's size, never leaves the
+    cache (a 64x14x14x16 3x3 layer's input gradient: 0.80 -> 0.68 ms on two threads).
+    The same bits: each row of the product is one BLAS call's row either way."""
+    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
+    readers.update(v for v in program.outvars if type(v) is Var)
+    products = {e.outvars[0]: e for e in program.eqns if e.prim is contraction.dot_general_p}
+    fused = {}
+    for eqn in program.eqns:
+        if eqn.prim is not windows.patches_transpose_p:
+            continue
+        product = products.get(eqn.invars[0])
+        if product is not None and readers[eqn.invars[0]] == 1 and _kernel_product(product):
+            fused[eqn] = Eqn(windows.product_patches_transpose_p, product.invars, eqn.outvars,
+                             eqn.params, eqn.source)
+    if not fused:
+        return program
+    eqns = [fused.get(e, e) for e in program.eqns]
+    return dead_code_elimination(program.replace(eqns=eqns))
+
+
+def _kernel_product(eqn):
+    """Is ``eqn`` (N, out..., F) . (K, C, F) over F, in one floating dtype."""
+    g, w = eqn.invars
+    (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
+    dtype = g.aval.dtype
+    return (not lb and len(w.aval.shape) == 3 and tuple(lc) == (len(g.aval.shape) - 1,)
+            and tuple(rc) == (2,) and w.aval.dtype == dtype
+            and np.issubdtype(dtype, np.floating)
+            and eqn.params["preferred_element_type"] in (None, dtype))
