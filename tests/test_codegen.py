@@ -256,9 +256,10 @@ def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
 
 def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads():
     """With loops worth threads beside them, a plan's parallel variant splits its large
-    products (by rows; a small output by the contraction, partials summed in order) and
-    its im2col and col2im (by examples) across the threads, BLAS on one thread in each:
-    the values are the unsplit ones, the split contraction's to rounding."""
+    products (by rows; a small output by the contraction, partials summed in order), its
+    im2col and its input gradient's product with col2im (by examples) across the
+    threads, BLAS on one thread in each: the values are the unsplit ones, the split
+    contraction's to rounding."""
     from tf_numba import lax
     from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(64, 16, 16, 8))       # col2im's output: PARALLEL_MIN_ELEMENTS
@@ -274,7 +275,7 @@ def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads(
     text = plan.variant_for(2).as_text()
     assert plan.variant_for(2) is not plan
     for helper in ("product_by_rows", "product_by_depth", "patches_by_examples",
-                   "patches_transpose_by_examples"):
+                   "product_patches_transpose_by_examples"):
         assert f"loops.{helper}(" in text
     assert "by_" not in plan.as_text()
     # against the interpreter, whose products are NumPy's BLAS unsplit and whose col2im
