@@ -39,7 +39,7 @@ class RowGroup:
         self.rows = rows
         self.steps = [first]
         self.made = set(first.defined | first.reduced)      # readable at the same row
-        self.totals = reductions_across_rows(first)               # readable after the group
+        self.totals = reductions_across_rows(first)     # readable after the group
 
     def regions(self):
         return [s for s in self.steps if type(s) is FusedRegion]
