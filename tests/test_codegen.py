@@ -187,14 +187,27 @@ def test_a_row_group_whose_array_a_later_pass_reads_stays_plain_regions():
                                rtol=1e-12)
 
 
-def test_reductions_across_the_chunked_axis_stay_serial():
+def test_reductions_across_the_chunked_axis_combine_chunk_partials_in_order():
+    """A sum over the rows of a large region (a bias gradient) runs in chunks of rows, each
+    adding into a row of partials of its own, combined in chunk order: a prange with two
+    threads, the same bits with one."""
     from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(PARALLEL_MIN_ELEMENTS // 8, 8))
-    f = tf.jit(lambda x: tnp.sum(tnp.exp(x), axis=0), tiered=False,
-               engine=CpuEngine(threads=2))
-    assert "prange" not in f.lower(x).as_text()
-    assert_ulp_close(f(x), np.sum(np.exp(x), axis=0), ulps=64)
+    x[5, 3] = np.nan
+
+    def f(x):
+        return tnp.sum(tnp.exp(x), axis=0), tnp.max(x, axis=0) * 2.0
+
+    results = []
+    for threads in (1, 2):
+        fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
+        assert ("numba.prange(" in fj.lower(x).as_text()) == (threads > 1)
+        results.append(fj(x))
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
+    assert_ulp_close(results[0][0], np.sum(np.exp(x), axis=0), ulps=64)
+    np.testing.assert_array_equal(results[0][1], np.max(x, axis=0) * 2.0)
 
 
 def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
@@ -243,9 +256,10 @@ def test_products_of_every_transpose_of_a_3d_operand_match_numpy(perm):
 
 def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads():
     """With loops worth threads beside them, a plan's parallel variant splits its large
-    products (by rows; a small output by the contraction, partials summed in order) and
-    its im2col and col2im (by examples) across the threads, BLAS on one thread in each:
-    the values are the unsplit ones, the split contraction's to rounding."""
+    products (by rows; a small output by the contraction, partials summed in order), its
+    im2col and its input gradient's product with col2im (by examples) across the
+    threads, BLAS on one thread in each: the values are the unsplit ones, the split
+    contraction's to rounding."""
     from tf_numba import lax
     from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(64, 16, 16, 8))       # col2im's output: PARALLEL_MIN_ELEMENTS
@@ -261,7 +275,7 @@ def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads(
     text = plan.variant_for(2).as_text()
     assert plan.variant_for(2) is not plan
     for helper in ("product_by_rows", "product_by_depth", "patches_by_examples",
-                   "patches_transpose_by_examples"):
+                   "product_patches_transpose_by_examples"):
         assert f"loops.{helper}(" in text
     assert "by_" not in plan.as_text()
     # against the interpreter, whose products are NumPy's BLAS unsplit and whose col2im

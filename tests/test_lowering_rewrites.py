@@ -3,7 +3,11 @@ import numpy as np
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.transforms.lowering_rewrites import inline_custom_calls, sink_accumulated_products
+from tf_numba.lowering.partition import FusedRegion, partition
+from tf_numba.ops import elementwise
+from tf_numba.transforms.lowering_rewrites import (convert_masks_where_read, inline_custom_calls,
+                                                    prepare_for_lowering,
+                                                    sink_accumulated_products)
 
 SHIFT = np.linspace(0.0, 1.0, 4)        # a constant the custom function's body closes over
 
@@ -122,3 +126,43 @@ def test_an_accumulated_product_of_a_forward_scan_sums_over_all_steps():
     np.testing.assert_allclose(tf.core.interpreter.eval_program(rewritten, [xs, ys])[0],
                                want, rtol=1e-12)
     np.testing.assert_allclose(tf.jit(f, tiered=False)(xs, ys), want, rtol=1e-12)
+
+
+def test_a_later_pass_reads_the_boolean_mask_of_a_max_not_its_float_conversion():
+    """A max pool's gradient multiplies by the float mask of the maxima; the backward
+    pass converts the 1-byte mask again itself, with the interpreter's bits."""
+    x = np.round(np.random.default_rng(1).normal(size=(4, 6, 6, 3)), 1)   # ties
+    g = np.random.default_rng(2).normal(size=(4, 3, 3, 3))
+
+    def loss(x):
+        return tnp.sum(tf.nn.max_pool(x * x, (2, 2), (2, 2)) * g)
+
+    program = tf.make_program(tf.grad(loss))(x)
+    converts = [e for e in program.eqns if e.prim is elementwise.convert_element_type_p]
+    again = [e for e in convert_masks_where_read(program).eqns
+             if e.prim is elementwise.convert_element_type_p]
+    assert len(again) == len(converts) + 1
+    rewritten = prepare_for_lowering(program)
+    kept = {v for step in partition(rewritten) if type(step) is FusedRegion
+            for v in step.materialize}
+    floats = {e.outvars[0] for e in rewritten.eqns
+              if e.prim is elementwise.convert_element_type_p}
+    assert not kept & floats
+    assert any(v.aval.dtype == np.bool_ and len(v.aval.shape) == 6 for v in kept)
+    f = tf.jit(tf.grad(loss), tiered=False)
+    np.testing.assert_array_equal(f(x), tf.grad(loss)(x))
+
+
+def test_a_convolution_input_gradient_is_one_step_of_product_and_col2im():
+    x, w = np.random.default_rng(3).normal(size=(3, 5, 5, 2)), np.ones((3, 3, 2, 4)) / 7.0
+
+    def loss(x):
+        y = tf.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return tnp.sum(y * y)
+
+    f = tf.jit(tf.grad(loss), tiered=False)
+    text = f.lower(x).as_text()
+    assert "loops.product_patches_transpose_into(" in text
+    assert "patches_transpose_into(" not in text.replace("product_patches_transpose_into(", "")
+    np.testing.assert_allclose(f(x), tf.grad(loss)(x), rtol=1e-13)

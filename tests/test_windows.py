@@ -359,6 +359,7 @@ PATCHES_CASES = [
     ((2, 5, 6, 3), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1)),
     ((2, 7, 6, 2), (2, 3), (2, 1), ((0, 1), (2, -1)), (2, 1), (1, 2)),
     ((1, 6, 5, 1), (2, 2), (2, 3), ((-1, 0), (1, 2)), (1, 2), (2, 1)),
+    ((2, 4, 5, 1), (3, 3), (1, 1), ((2, 1), (1, 2)), (1, 1), (1, 1)),     # one channel, SAME+
     ((3, 9, 2), (3,), (2,), ((-1, 2),), (3,), (2,)),
     ((2, 4, 3), (1,), (1,), ((0, 0),), (1,), (1,)),
 ]
@@ -428,3 +429,19 @@ def test_compiled_conv_gradients_match_finite_differences():
             minus[arg][idx] -= 1e-6
             fd = (loss(*plus) - loss(*minus)) / 2e-6
             np.testing.assert_allclose(grad[idx], fd, rtol=1e-5, atol=1e-7)
+
+
+def test_product_patches_transpose_is_col2im_of_the_product_and_differentiable():
+    """The step a convolution's input gradient compiles to (``lowering_rewrites``):
+    col2im of (N, out..., F) . (K, C, F), with derivatives in both operands."""
+    from tf_numba.ops import windows
+    g, w = RNG.standard_normal((2, 3, 2, 4)), RNG.standard_normal((6, 2, 4))
+    frame = dict(window=(3, 2), strides=(2, 1), padding=((1, 1), (0, 1)),
+                 lhs_dilation=(1, 1), rhs_dilation=(1, 1))
+
+    def f(g, w):
+        return windows.product_patches_transpose_p.bind(g, w, in_shape=(2, 5, 2, 2), **frame)
+    want = windows.patches_transpose_p.bind(np.einsum("nijf,kcf->nijkc", g, w),
+                                            in_shape=(2, 5, 2, 2), **frame)
+    np.testing.assert_allclose(f(g, w), want, rtol=1e-13)
+    check_grads(f, (g, w), order=1)

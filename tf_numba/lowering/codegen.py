@@ -14,8 +14,8 @@ from ..core.ir import Literal, Var
 from ..errors import MissingRuleError
 from . import unrolled
 from .dims import DimEnv
-from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, full_reductions,
-                        group_rows, partition, row_helper)
+from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, group_rows, partition,
+                        reductions_across_rows, row_helper)
 from . import vreduce
 from .rules import IndexMap, Reduction, fusion, is_reduction, lowering_of
 from .scalar_exprs import ctor, literal
@@ -261,7 +261,7 @@ def _emit_group(em, group, read_later):
     step = max(1, _CHUNK_ELEMENTS // widest)
     if not chunked or not em.parallel:
         for s in steps:
-            totals = type(s) is FusedRegion and full_reductions(s)
+            totals = type(s) is FusedRegion and reductions_across_rows(s)
             _emit_step(em, s, step if chunked and totals else None)
         for s in tail:
             _emit_step(em, s)
@@ -344,6 +344,7 @@ class _LoopNest:
         # reductions over the innermost loops keep a local accumulator, initialised before
         # those loops open and stored after they close (row sums and maxes stay in registers)
         self.local = {}                 # reduction outvar -> (level, accumulator name)
+        self.across = {}                # reduction across chunks -> its chunks' partials
         self.inits = [[] for _ in range(self.rank + 1)]
         self.par = (group.chunks.member(em) if group is not None
                     else _Chunks(em, self.dims[0], chunk_step) if chunk_step is not None
@@ -371,7 +372,15 @@ class _LoopNest:
                     continue
                 kept = "".join(d + ", " for k, d in enumerate(dims)
                                if k not in eqn.params["axes"])
-                if level is None:
+                if par and 0 in eqn.params["axes"]:
+                    # each chunk adds its rows into a row of partials, combined in order
+                    parts = em.fresh("parts")
+                    em.emit(f"{name} = np.empty(({kept}), {ctor(v.aval.dtype)})")
+                    em.emit(f"{parts} = np.full(({par.count}, {kept}), {init}, "
+                            f"{ctor(v.aval.dtype)})")
+                    par.partials.append((eqn, None, parts))
+                    self.across[v] = parts
+                elif level is None:
                     em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
                 else:
                     em.allocate(name, v, f"({kept})")
@@ -484,6 +493,8 @@ class _LoopNest:
         acc = self.em.names[v]
         if v.aval.shape:
             kept = ", ".join(i for k, i in enumerate(self.idx) if k not in eqn.params["axes"])
+            if v in self.across:
+                return f"{self.across[v]}[{self.par.chunk}, {kept}]"
             acc = f"{acc}[{kept}]"
         return acc
 
@@ -577,20 +588,37 @@ class _LoopNest:
         em.indent = self.base_indent
 
     def combine_partials(self):
-        """Each chunk's part of a full reduction, summed in chunk order (the same bits on
-        every run, however many threads ran the chunks)."""
+        """Each chunk's part of a reduction across rows, combined in chunk order (the same
+        bits on every run, however many threads ran the chunks)."""
         em, par = self.em, self.par
         for eqn, acc, parts in par.partials:
-            em.emit(f"{parts}[{par.chunk}] = {acc}")
+            if acc is not None:
+                em.emit(f"{parts}[{par.chunk}] = {acc}")
         if self.group is not None:
             self.group.switch(em, "after")
         else:
             em.indent = self.base_indent - 1
         for eqn, acc, parts in par.partials:
             total = em.names[eqn.outvars[0]]
+            if acc is None:
+                self.combine_rows(eqn, total, parts)
+                continue
             em.emit(f"for {par.chunk} in range({par.count}):")
             em.emit(f"    {total} = "
                     + fusion(eqn).step.format(acc=total, x=f"{parts}[{par.chunk}]"))
+
+    def combine_rows(self, eqn, total, parts):
+        """``total`` (an array) = the rows of ``parts`` combined in chunk order."""
+        em, par = self.em, self.par
+        flat, rows, j, acc = em.fresh("flat"), em.fresh("rows"), em.fresh("j"), em.fresh("acc")
+        em.emit(f"{flat} = {total}.reshape(-1)")
+        em.emit(f"{rows} = {parts}.reshape(({par.count}, -1))")
+        em.emit(f"for {j} in range({flat}.shape[0]):")
+        em.emit(f"    {acc} = {rows}[0, {j}]")
+        em.emit(f"    for {par.chunk} in range(1, {par.count}):")
+        em.emit(f"        {acc} = "
+                + fusion(eqn).step.format(acc=acc, x=f"{rows}[{par.chunk}, {j}]"))
+        em.emit(f"    {flat}[{j}] = {acc}")
 
 
 # A prange launch and its barrier cost a few us on OpenMP and a chunk should stay in
@@ -612,7 +640,7 @@ def _pays_for_threads(elements, eqns):
 class _Chunks:
     """A large region's outermost loop cut into ``count`` chunks of ``step`` rows: chunk
     ``chunk`` runs rows ``lo:hi``. ``arrays`` are the buffers a prange chunk allocates for
-    itself, ``inits`` its accumulators; ``partials`` the full reductions combined, in chunk
+    itself, ``inits`` its accumulators; ``partials`` the reductions across rows combined, in chunk
     order, after the loop."""
 
     def __init__(self, em, first_dim, step):
@@ -637,9 +665,9 @@ def _chunking(em, region, dims):
     """The chunking of a large region (a prange loop in a plan's parallel variant, a range
     loop in its serial one, so both compute the same bits), or None (a plain loop nest).
 
-    Chunks of the outermost axis are independent when no reduction crosses that axis,
-    except full reductions, which each chunk computes into a partial of its own. A 1-D
-    region is cut into pieces of its only row, so its full reductions must be row helpers.
+    Chunks of the outermost axis are independent but for the reductions across that
+    axis, which each chunk computes into a partial of its own. A 1-D region is cut into
+    pieces of its only row, so its full reductions must be row helpers.
     Only top-level regions qualify (a loop body runs many times; a prange there would
     pay its launch every step)."""
     space = region.space

@@ -588,6 +588,23 @@ def _window_loop(em, eqn, name):
     return f"{name}_by_examples"
 
 
+def _product_patches_transpose(em, ins, outs, eqn):
+    """One ``loops`` call on the cotangent as C-ordered (N, out..., F) and the kernel as
+    the (F, K * C) matrix BLAS reads through a transpose."""
+    g, w = ins
+    out = eqn.outvars[0]
+    em.allocate(outs[0], out, em.shape(out.aval.shape))
+    one = len(eqn.params["window"]) == 1
+    rows, kernel = em.fresh("cot"), em.fresh("kernel")
+    em.emit(f"{rows} = np.ascontiguousarray({g})")
+    em.emit(f"{kernel} = np.ascontiguousarray({w}).reshape(({w}.shape[0] * {w}.shape[1], "
+            f"{w}.shape[2])).T")
+    em.blas.add(NUMPY_BLAS)         # loops.gemm_into, whichever BLAS the products use
+    loop = _window_loop(em, eqn, "product_patches_transpose")
+    em.emit(f"loops.{loop}({_unit_axis(rows, one)}, {kernel}, {_unit_axis(outs[0], one)}, "
+            f"{_window_frame(eqn)})")
+
+
 def _plane_window(eqn):
     """The loops take one or two spatial dims; other windows run the NumPy impl."""
     return len(eqn.params["window"]) in (1, 2)
@@ -633,5 +650,8 @@ for _prim, _lowering in (
         (special.erf_inv_p, Library(_erf_inv, writes_fresh=True)),
         (windows.patches_p, Library(_patches, supports=_plane_window, writes_fresh=True)),
         (windows.patches_transpose_p, Library(_patches_transpose, supports=_plane_window,
-                                              writes_fresh=True))):
+                                              writes_fresh=True)),
+        (windows.product_patches_transpose_p, Library(_product_patches_transpose,
+                                                      supports=_plane_window,
+                                                      writes_fresh=True))):
     register("lower", _prim, _lowering)

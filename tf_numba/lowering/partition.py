@@ -39,7 +39,7 @@ class RowGroup:
         self.rows = rows
         self.steps = [first]
         self.made = set(first.defined | first.reduced)      # readable at the same row
-        self.totals = full_reductions(first)               # readable after the group
+        self.totals = reductions_across_rows(first)     # readable after the group
 
     def regions(self):
         return [s for s in self.steps if type(s) is FusedRegion]
@@ -152,10 +152,11 @@ def row_helper(eqn):
 
 
 def cuts_into_row_chunks(region):
-    """Can the region's outermost axis be cut into chunks that run independently: no
-    reduction crosses that axis, except full reductions (each chunk computes a partial of
-    its own); a 1-D region is cut into pieces of its only row, so its full reductions must
-    be row helpers; a scalar (rank-0) value computed in the loop cannot leave it."""
+    """Can the region's outermost axis be cut into chunks that run independently: a
+    reduction across that axis (a full sum, or a bias gradient's sum over all but the
+    channels) has each chunk compute a partial of its own; a 1-D region is cut into pieces
+    of its only row, so its full reductions must be row helpers; a scalar (rank-0) value
+    computed in the loop cannot leave it."""
     space = region.space
     if not space or not all(type(d) is int for d in space):
         return False
@@ -163,21 +164,19 @@ def cuts_into_row_chunks(region):
         v = eqn.outvars[0]
         if is_reduction(eqn):
             x = eqn.invars[0]
-            if not v.aval.shape:
-                if len(space) == 1 and not (row_helper(eqn) and type(x) is Var
-                                            and x.aval.shape):
-                    return False
-            elif 0 in eqn.params["axes"]:
+            if not v.aval.shape and len(space) == 1 and not (
+                    row_helper(eqn) and type(x) is Var and x.aval.shape):
                 return False
         elif not v.aval.shape and v in region.materialize:
             return False
     return True
 
 
-def full_reductions(region):
-    """The region's reductions to a scalar (ready only after its whole loop)."""
+def reductions_across_rows(region):
+    """The region's reductions over its outermost axis, to a scalar or not (ready only
+    after its whole loop)."""
     return {e.outvars[0] for e in region.eqns
-            if is_reduction(e) and not e.outvars[0].aval.shape}
+            if is_reduction(e) and (not e.outvars[0].aval.shape or 0 in e.params["axes"])}
 
 
 def _reads_own_row(group, region):
@@ -196,9 +195,17 @@ def _reads_own_row(group, region):
     return True
 
 
+def _groups(region):
+    """May ``region`` be a member of a row group: chunked by rows, and reducing across
+    them only to scalars (a group's rules were measured without vector partials)."""
+    return cuts_into_row_chunks(region) and not any(
+        is_reduction(e) and e.outvars[0].aval.shape and 0 in e.params["axes"]
+        for e in region.eqns)
+
+
 def _joins(group, step):
     if type(step) is FusedRegion:
-        return (step.space and step.space[0] == group.rows and cuts_into_row_chunks(step)
+        return (step.space and step.space[0] == group.rows and _groups(step)
                 and _reads_own_row(group, step))
     eqn = step.eqn
     return (eqn.prim is layout.reshape_p and eqn.invars[0].aval.shape[:1] == (group.rows,)
@@ -230,7 +237,7 @@ def group_rows(steps):
                 group.steps.append(step)
                 if type(step) is FusedRegion:
                     group.made.update(step.defined | step.reduced)
-                    group.totals.update(full_reductions(step))
+                    group.totals.update(reductions_across_rows(step))
                 else:
                     group.made.update(step.eqn.outvars)
                 continue
@@ -241,7 +248,7 @@ def group_rows(steps):
             flush()
             group = None
         if (type(step) is FusedRegion and len(step.space) >= 1 and step.space[0] != 1
-                and cuts_into_row_chunks(step)):
+                and _groups(step)):
             group = RowGroup(step.space[0], step)
         else:
             out.append(step)

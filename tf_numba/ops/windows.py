@@ -30,7 +30,8 @@ from ..core.linear import Zero, aval_of, instantiate, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import Sym
 from ..errors import ShapeError
-from . import layout
+from . import contraction, layout
+from . import elementwise as ew
 
 PRIMS = {}
 
@@ -230,3 +231,67 @@ def _patches_transpose_batch(args, dims, *, in_shape, **params):
 
 register("batch", patches_p, _patches_batch)
 register("batch", patches_transpose_p, _patches_transpose_batch)
+
+
+# ---------------------------------------------------------------- col2im of a product
+# A convolution's input gradient is col2im of the product of the output's cotangent with
+# the kernel: (N, out..., F) . (K, C, F) -> (N, out..., K, C), K times the input's size.
+# ``product_patches_transpose`` is the two as one step, made by the lowering rewrite
+# ``fuse_product_into_patches_transpose`` (``transforms/lowering_rewrites.py``) so that
+# the compiled loop multiplies and adds back a few examples at a time while their
+# product is in cache (a 64x14x14x16 3x3 layer: 0.80 -> 0.68 ms on two threads).
+
+def _product_patches_transpose_eval(g, w, *, in_shape, **frame):
+    want = tuple(g.shape[:-1]) + tuple(w.shape[:2])
+    if len(w.shape) != 3 or g.shape[-1] != w.shape[2]:
+        raise ShapeError(f"a cotangent of shape {g.shape} and a kernel of shape {w.shape} "
+                         "must be (N, out..., F) and (K, C, F)", op="product_patches_transpose")
+    return _patches_transpose_eval(ShapedArray(want, g.dtype), in_shape=in_shape, **frame)
+
+
+def _product_of(g, w):
+    """(N, out..., F) . (K, C, F) -> (N, out..., K, C), dot_general's bits."""
+    return contraction.dot_general_p.impl(g, w, dimension_numbers=(((g.ndim - 1,), (2,)),
+                                                                   ((), ())),
+                                          preferred_element_type=None)
+
+
+def _product_patches_transpose_impl(g, w, **params):
+    return _patches_transpose_impl(_product_of(np.asarray(g), np.asarray(w)), **params)
+
+
+product_patches_transpose_p = _declare("product_patches_transpose",
+                                       _product_patches_transpose_eval,
+                                       _product_patches_transpose_impl)
+
+
+def _product_patches_transpose_jvp(primals, tangents, **params):
+    (g, w), (tg, tw) = primals, tangents
+    ans = product_patches_transpose_p.bind(g, w, **params)
+    terms = []
+    if type(tg) is not Zero:
+        terms.append(product_patches_transpose_p.bind(instantiate(tg), w, **params))
+    if type(tw) is not Zero:
+        terms.append(product_patches_transpose_p.bind(g, instantiate(tw), **params))
+    if not terms:
+        return ans, Zero(aval_of(ans))
+    return ans, terms[0] if len(terms) == 1 else ew.add(*terms)
+
+
+def _product_patches_transpose_transpose(ct, g, w, *, in_shape, **frame):
+    """Bilinear: the patches of ``ct`` contracted with the kernel (for ``g``) or with
+    ``g`` over the examples and positions (for ``w``)."""
+    if is_undefined(g) and is_undefined(w):
+        raise NotImplementedError("product_patches_transpose is bilinear: it transposes in "
+                                  "one operand at a time")
+    cols = patches_p.bind(instantiate(ct), fill=0, **frame)
+    rank = len(aval_of(cols).shape)                     # (N, out..., K, C)
+    if is_undefined(g):
+        dims = (((rank - 2, rank - 1), (0, 1)), ((), ()))
+        return [contraction.dot_general(cols, w, dims), None]
+    lead = tuple(range(rank - 2))
+    return [None, contraction.dot_general(cols, g, ((lead, lead), ((), ())))]
+
+
+register("jvp", product_patches_transpose_p, _product_patches_transpose_jvp)
+register("transpose", product_patches_transpose_p, _product_patches_transpose_transpose)

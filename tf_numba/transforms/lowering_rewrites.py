@@ -7,6 +7,10 @@ its docstring says so) in a form the generated code runs faster.
   before the loop, as one product over all steps.
 - ``sink_accumulated_products``: a scan's carries that only sum a product or a sum per
   step are one product (or sum) over all steps, after the loop.
+- ``convert_masks_where_read``: a boolean mask converted to numbers is converted again
+  where a later pass reads it, so that pass reads the 1-byte mask.
+- ``fuse_product_into_patches_transpose``: col2im of a product with a kernel (a
+  convolution's input gradient) is one step that adds back a few examples at a time.
 - ``inline_custom_calls``: a function with a custom derivative runs its own body (the
   rule matters to transforms, which are done by now), so it compiles with the rest.
 """
@@ -19,7 +23,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Eqn, Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
-from ..ops import contraction, control, elementwise, layout, reductions
+from ..ops import contraction, control, elementwise, layout, reductions, windows
 from .ad import partial_eval_program
 from .batching import batch_program
 from .simplify import dead_code_elimination
@@ -27,8 +31,9 @@ from .simplify import dead_code_elimination
 
 def prepare_for_lowering(program):
     """Every rewrite, in the order the compiler applies them."""
-    return fold_transposed_operands(sink_accumulated_products(
-        hoist_step_independent_work(inline_custom_calls(program))))
+    return fuse_product_into_patches_transpose(convert_masks_where_read(
+        fold_transposed_operands(sink_accumulated_products(
+            hoist_step_independent_work(inline_custom_calls(program))))))
 
 
 def inline_custom_calls(program):
@@ -322,3 +327,70 @@ def _over_steps(term, stacks, out):
     dims = (((0,) + tuple(d + 1 for d in lc), (0,) + tuple(d + 1 for d in rc)), batch)
     return Eqn(term.prim, tuple(stacks), (out,), dict(term.params, dimension_numbers=dims),
                term.source)
+
+
+def convert_masks_where_read(program):
+    """``program`` with each numeric conversion of a boolean mask that more than one
+    equation reads converted again right before each later reader that fuses, which then
+    reads the mask itself. A max's JVP multiplies its tangent by the float mask of the
+    maxima (JAX's rule), so a reverse pass kept that float array from the forward pass:
+    4 bytes an element where the mask is 1 (a CNN's max-pool tie pass and its backward
+    pass wrote and read 3.2 MB less per layer, 0.19 -> 0.10 ms each on two threads).
+    Converting a bool is exact: the values are the same bits."""
+    from ..lowering.rules import fusion
+    masks, read, eqns = {}, set(), []
+    for eqn in program.eqns:
+        ins = list(eqn.invars)
+        for k, v in enumerate(ins):
+            if type(v) is not Var or v not in masks:
+                continue
+            if v not in read or fusion(eqn) is None:
+                read.add(v)
+                continue
+            again = Var(v.aval)
+            made = masks[v]
+            eqns.append(Eqn(made.prim, made.invars, [again], made.params, made.source))
+            ins[k] = again
+        if ins != list(eqn.invars):
+            eqn = Eqn(eqn.prim, type(eqn.invars)(ins), eqn.outvars, eqn.params, eqn.source)
+        x = eqn.invars[0] if eqn.invars else None
+        if (eqn.prim is elementwise.convert_element_type_p and type(x) is Var
+                and x.aval.dtype == np.bool_):
+            masks[eqn.outvars[0]] = eqn
+        eqns.append(eqn)
+    return program.replace(eqns=eqns) if len(eqns) != len(program.eqns) else program
+
+
+def fuse_product_into_patches_transpose(program):
+    """``program`` with each ``patches_transpose`` of a product ``g . w`` (the cotangent of
+    a convolution's output with its (K, C, F) kernel, read nowhere else) made one
+    ``product_patches_transpose``: the compiled step multiplies and adds back a few
+    examples at a time, and the product, K times the input's size, never leaves the
+    cache (a 64x14x14x16 3x3 layer's input gradient: 0.80 -> 0.68 ms on two threads).
+    The same bits: each row of the product is one BLAS call's row either way."""
+    readers = collections.Counter(v for e in program.eqns for v in e.invars if type(v) is Var)
+    readers.update(v for v in program.outvars if type(v) is Var)
+    products = {e.outvars[0]: e for e in program.eqns if e.prim is contraction.dot_general_p}
+    fused = {}
+    for eqn in program.eqns:
+        if eqn.prim is not windows.patches_transpose_p:
+            continue
+        product = products.get(eqn.invars[0])
+        if product is not None and readers[eqn.invars[0]] == 1 and _kernel_product(product):
+            fused[eqn] = Eqn(windows.product_patches_transpose_p, product.invars, eqn.outvars,
+                             eqn.params, eqn.source)
+    if not fused:
+        return program
+    eqns = [fused.get(e, e) for e in program.eqns]
+    return dead_code_elimination(program.replace(eqns=eqns))
+
+
+def _kernel_product(eqn):
+    """Is ``eqn`` (N, out..., F) . (K, C, F) over F, in one floating dtype."""
+    g, w = eqn.invars
+    (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
+    dtype = g.aval.dtype
+    return (not lb and len(w.aval.shape) == 3 and tuple(lc) == (len(g.aval.shape) - 1,)
+            and tuple(rc) == (2,) and w.aval.dtype == dtype
+            and np.issubdtype(dtype, np.floating)
+            and eqn.params["preferred_element_type"] in (None, dtype))
