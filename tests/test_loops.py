@@ -66,6 +66,31 @@ def test_gemm_into_reads_every_layout_numpy_can_hand_it(dtype):
     assert met == triples
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_matrix_times_a_vector_gives_numpys_bits(dtype):
+    """A matrix times a 1-D vector too large for the kernel's own loops runs as NumPy's
+    matmul runs it, cblas gemv (``loops.matvec_into``): the bits of ``np.matmul`` for a
+    C-ordered matrix read as stored or transposed, on either side of the vector; a
+    column-major one is copied C-ordered first (NumPy reads it in place: the same values
+    to rounding); a matrix with no columns gives zeros."""
+    from tf_numba.lowering import loops
+    rows, depth = 2 * loops.MATVEC_MAX_ELEMENTS // 64, 64
+    a = RNG.normal(size=(rows, depth)).astype(dtype)
+    x, y = RNG.normal(size=depth).astype(dtype), RNG.normal(size=rows).astype(dtype)
+    right = compiled(lambda m, v: m @ v)
+    left = compiled(lambda v, m: v @ m)
+    transposed = compiled(lambda m, v: m.T @ v)
+    np.testing.assert_array_equal(right(a, x), np.matmul(a, x))
+    np.testing.assert_array_equal(left(y, a), np.matmul(y, a))
+    np.testing.assert_array_equal(transposed(a, y), np.matmul(a.T, y))
+    f = np.asfortranarray(a)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    for got, want in ((right(f, x), f @ x), (left(y, f), y @ f), (transposed(f, y), f.T @ y)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    empty = np.zeros((rows, 0), dtype)
+    np.testing.assert_array_equal(right(empty, np.zeros(0, dtype)), np.zeros(rows, dtype))
+
+
 def test_matrix_products_read_column_major_and_strided_operands_in_place():
     """A LAPACK result is column-major and a user's array may be a strided view: the
     product reads each as it is (C and F in place, others through a copy), on NumPy's

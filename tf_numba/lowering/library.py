@@ -270,6 +270,8 @@ def _dot_general(em, ins, outs, eqn):
         em.emit(f"for bi in range({lhs}.shape[0]):")
         em.emit(f"    {into}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
     else:
+        if into == "loops.gemm_into" and _real_matrix_times_vector(eqn):
+            into = "loops.matvec_into"
         _product(em, into, (f"{lhs}[0]", lt), (f"{rhs}[0]", rt), f"{prod}[0]", eqn)
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
@@ -380,6 +382,13 @@ def _matvec_form(eqn):
                 and shapes[m][0] * shapes[m][1] <= loops.MATVEC_MAX_ELEMENTS):
             return m, contracted[0]
     return None
+
+
+def _real_matrix_times_vector(eqn):
+    """Is ``eqn`` a real matrix times a 1-D vector (NumPy's matmul: gemv)?"""
+    ranks = sorted(len(v.aval.shape) for v in eqn.invars)
+    dt = eqn.outvars[0].aval.dtype
+    return ranks == [1, 2] and dtypes.is_inexact(dt) and not dtypes.is_complex(dt)
 
 
 def _matvec(em, ins, outs, eqn, m, axis):
