@@ -452,9 +452,10 @@ def test_jit_small_matrix_vector_products_as_loops(dtype):
         for got, want in zip(f(a, b, x, y), products(a, b, x, y)):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
-        assert "gemm_into" not in f.lower(a, b, x, y).as_text()
-    big = rng.normal(size=(200, 100)).astype(dtype)
-    assert "gemm_into" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
+        text = f.lower(a, b, x, y).as_text()
+        assert "gemm_into" not in text and "matvec_into" not in text
+    big = rng.normal(size=(200, 100)).astype(dtype)     # BLAS's gemv, as NumPy's matmul
+    assert "matvec_into" in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
 
 
 def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
