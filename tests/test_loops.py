@@ -91,6 +91,19 @@ def test_a_large_matrix_times_a_vector_gives_numpys_bits(dtype):
     np.testing.assert_array_equal(right(empty, np.zeros(0, dtype)), np.zeros(rows, dtype))
 
 
+def test_a_parallel_variant_splits_a_matrix_vector_product_and_keeps_gemv():
+    """On two threads a large matrix times a vector is split by rows (each chunk gemv:
+    NumPy's bits, the rows are independent) and a matrix's transpose times a vector by
+    the contraction (partials added in order: NumPy's values to rounding)."""
+    from tf_numba.runtime.engine import CpuEngine
+    x = RNG.normal(size=(40000, 64))
+    w, r = RNG.normal(size=64), RNG.normal(size=40000)
+    f = compiled(lambda x, w, r: (x @ w, x.T @ r), engine=CpuEngine(threads=2))
+    forward, backward = f(x, w, r)
+    np.testing.assert_array_equal(forward, np.matmul(x, w))
+    np.testing.assert_allclose(backward, np.matmul(x.T, r), rtol=1e-11, atol=1e-11)
+
+
 def test_matrix_products_read_column_major_and_strided_operands_in_place():
     """A LAPACK result is column-major and a user's array may be a strided view: the
     product reads each as it is (C and F in place, others through a copy), on NumPy's

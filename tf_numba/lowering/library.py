@@ -302,13 +302,14 @@ def _product(em, into, lhs, rhs, out, eqn):
     (a, lt), (b, rt) = lhs, rhs
     macs = _macs(eqn)
     outputs = _size(eqn.outvars[0].aval.shape)
+    vector = into == "loops.matvec_into"
     split = macs is not None and em.products_on_numpy     # (numba's BLAS: never split)
     if not _across_threads(em) or (macs is not None and macs < SPLIT_MIN_MACS):
         em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
     elif split and not lt:
-        em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out})")
+        em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out}, {vector})")
     elif split and not rt and outputs <= SPLIT_MAX_OUTPUT:
-        em.emit(f"loops.product_by_depth({a}, {b}, {out})")
+        em.emit(f"loops.product_by_depth({a}, {b}, {out}, {vector})")
     else:
         em.serial_products = True
         em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")

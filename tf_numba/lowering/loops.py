@@ -365,24 +365,32 @@ SPLIT_CHUNKS = 8
 
 
 @_jit_parallel
-def product_by_rows(a, b, out):
-    """``out = a @ b``, each chunk of rows of ``a`` and ``out`` one ``gemm_into``."""
+def product_by_rows(a, b, out, vector):
+    """``out = a @ b``, each chunk of rows of ``a`` and ``out`` one ``gemm_into`` (one
+    ``matvec_into`` for a program's matrix times a vector, ``vector``)."""
     m = out.shape[0]
     for c in numba.prange(SPLIT_CHUNKS):
         lo, hi = m * c // SPLIT_CHUNKS, m * (c + 1) // SPLIT_CHUNKS
-        gemm_into(a[lo:hi], b, out[lo:hi])
+        if vector:
+            matvec_into(a[lo:hi], b, out[lo:hi])
+        else:
+            gemm_into(a[lo:hi], b, out[lo:hi])
 
 
 @_jit_parallel
-def product_by_depth(a_stored, b, out):
+def product_by_depth(a_stored, b, out, vector):
     """``out = a_stored.T @ b`` for a small ``out`` and a long contraction (a kernel's
-    gradient): each chunk of the contraction one BLAS call into a partial output of its
-    own, the partials summed in chunk order."""
+    gradient, a matrix's transpose times a vector: ``vector``, as in ``product_by_rows``):
+    each chunk of the contraction one BLAS call into a partial output of its own, the
+    partials summed in chunk order."""
     k = b.shape[0]
     parts = np.empty((SPLIT_CHUNKS, out.shape[0], out.shape[1]), out.dtype)
     for c in numba.prange(SPLIT_CHUNKS):
         lo, hi = k * c // SPLIT_CHUNKS, k * (c + 1) // SPLIT_CHUNKS
-        gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
+        if vector:
+            matvec_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
+        else:
+            gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
             total = parts[0, i, j]
