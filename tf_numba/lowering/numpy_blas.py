@@ -63,9 +63,8 @@ def _gemm(kind, scalar):
 
 
 def _gemv(kind, scalar):
-    """``void cblas_?gemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy)``:
-    a matrix times a vector, which NumPy's matmul calls for one (gemm with one column
-    packs the matrix as for a wide product: 1.7-2.7x slower on 250000 x 64)."""
+    """``void cblas_?gemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy)``
+    (why: ``loops.matvec_into``)."""
     return calling(_SYMBOL.format(kind + "gemv"), "void",
                    ("int", "int", "int64", "int64", scalar, "pointer", "int64", "pointer",
                     "int64", scalar, "pointer", "int64"))
