@@ -5,10 +5,15 @@ Tools: ``tf.dask.vmap`` / ``tf.dask.value_and_grad`` on 1 and 2 worker processes
 ``LocalCluster`` (one thread each; the data generated block by block on the workers, the
 same share on each: see ``Clusters.data``; results gathered to the client), single-process
 ``tf.jit`` (one thread, and all cores), ``dask.array`` with NumPy functions (the analytic
-formulas) on the 2-worker cluster, and JAX ``vmap(grad)`` / ``value_and_grad`` in one
-process. The value_and_grad cases sweep the number of blocks. A last case times tiny
-blocks, tf.dask.map_blocks against Dask's own map_blocks of the same NumPy expression on
-the same cluster: the difference per block is tf_numba's overhead per task beyond Dask's.
+formulas) on the same workers, and JAX ``vmap(grad)`` / ``value_and_grad`` in one
+process. The value_and_grad cases sweep the number of blocks. On the judged cases two
+references say what 1 -> 2 workers scaling the machine allows on the same blocks:
+dask.array+NumPy's own, and that of the block programs alone (``Clusters.raw_blocks``:
+each worker runs tf.dask's program on the blocks it holds, with no scheduler between
+them: the scaling that the two workers' shared memory bus and cores leave). A last case
+times tiny blocks, tf.dask.map_blocks against Dask's own map_blocks of the same NumPy
+expression on the same cluster: the difference per block is tf_numba's overhead per task
+beyond Dask's.
 "Other processes used" counts neither this process nor its children (the workers).
 Targets: 1 -> 2 workers at least 1.7x faster (both computations, the fewest blocks);
 overhead per task under 1 ms.
@@ -29,7 +34,8 @@ import tf_numba.numpy as tnp  # noqa: E402
 
 FEATURES = 64
 ONE, TWO = "tf.dask (1 worker)", "tf.dask (2 workers)"
-DASK_NUMPY = "dask.array+NumPy (2 w)"
+DASK_NUMPY = {ONE: "dask.array+NumPy (1 w)", TWO: "dask.array+NumPy (2 w)"}
+RAW = {ONE: "block programs (1 w)", TWO: "block programs (2 w)"}
 TINY_BLOCKS, TINY_ROWS = 256, 1000
 SCALING_GOAL, OVERHEAD_GOAL = 1.7, 1e-3
 
@@ -181,6 +187,32 @@ class Clusters:
                 distributed.wait(distributed.futures_of(self._data[tool, chunk_rows]))
         return self._data[tool, chunk_rows]
 
+    def raw_blocks(self, tool, fn, w, data):
+        """A callable that runs ``fn``'s block program (as tf.dask ships it) on every
+        block of ``data``, each on one worker of ``tool``'s that holds it, the workers at
+        once, each its blocks one after another inside the worker process
+        (``Client.run``): no tasks, no scheduler between blocks."""
+        from dask.core import flatten
+
+        from tf_numba.dask.worker import ShippedProgram, run_block
+        x, y = data
+        spec = lambda a: tf.ShapeDtype(a.chunks[0][:1] + a.shape[1:], a.dtype)  # noqa: E731
+        shipped = ShippedProgram(tf.make_program(fn)(w, spec(x), spec(y)))
+        client, workers = self.client, self.workers[tool]
+        held = client.run(lambda dask_worker: set(dask_worker.data), workers=workers)
+        mine = {}                 # a block copied to a second worker runs on the first only
+        for kx, ky in zip(flatten(x.__dask_keys__()), flatten(y.__dask_keys__())):
+            holder = next(a for a in sorted(held) if kx in held[a] and ky in held[a])
+            mine.setdefault(holder, []).append((kx, ky))
+
+        def run_held(dask_worker):
+            for kx, ky in mine.get(dask_worker.address, ()):
+                run_block(shipped, str(kx), w, dask_worker.data[kx], dask_worker.data[ky])
+
+        run = lambda: client.run(run_held, workers=workers)  # noqa: E731
+        run()                               # decoded and compiled before any timing
+        return run
+
     def placement(self, arrays):
         """Blocks of ``arrays`` per worker, as "a/b"."""
         names = {a.name for a in arrays}
@@ -196,8 +228,9 @@ class Clusters:
 def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, jax_fns):
     import tf_numba.dask  # noqa: F401
     x, y = data
-    case = bench.case(f"per-example gradient norms, {rows:,} x {FEATURES}, "
-                      f"{-(-rows // chunk_rows)} blocks", rows=rows, blocks=-(-rows // chunk_rows))
+    blocks = -(-rows // chunk_rows)
+    case = bench.case(f"per-example gradient norms, {rows:,} x {FEATURES}, {blocks} blocks",
+                      rows=rows, blocks=blocks, judge_scaling=True)
     case.rounds = bench.rounds
     want = numpy_norms(w, x, y)
     check = lambda tool, got: _bench.assert_close(tool, got, want, 1e-10, 1e-14)  # noqa: E731
@@ -213,20 +246,22 @@ def per_example_case(bench, clusters, rows, chunk_rows, w, data, base_blocks, ja
             run = clusters.on(tool, lambda xd=xd, yd=yd: norms(w, xd, yd).compute())
             check(tool, run())
             case.add(tool, run)
-            if tool == TWO:
-                run = clusters.on(tool, lambda xd=xd, yd=yd: numpy_norms(w, xd, yd).compute())
-                check(DASK_NUMPY, run())
-                case.add(DASK_NUMPY, run)
+            run = clusters.on(tool, lambda xd=xd, yd=yd: numpy_norms(w, xd, yd).compute())
+            check(DASK_NUMPY[tool], run())
+            case.add(DASK_NUMPY[tool], run)
+            if case.params.get("judge_scaling"):
+                case.add(RAW[tool], clusters.raw_blocks(
+                    tool, tf.vmap(grad_norm, in_axes=(None, 0, 0)), w, (xd, yd)))
     return case
 
 
 def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, base_blocks,
-                        jax_fns):
+                        jax_fns, judge_scaling):
     import tf_numba.dask  # noqa: F401
     x, y = data
     blocks = -(-rows // chunk_rows)
     case = bench.case(f"value_and_grad, {rows:,} x {FEATURES}, {blocks} blocks", rows=rows,
-                      blocks=blocks)
+                      blocks=blocks, judge_scaling=judge_scaling)
     case.rounds = bench.rounds
     want_v, want_g = numpy_value_and_grad(w, x, y)
 
@@ -246,11 +281,14 @@ def value_and_grad_case(bench, clusters, rows, chunk_rows, w, data, base_blocks,
             run = clusters.on(tool, lambda xd=xd, yd=yd: vg(w, xd, yd))
             check(tool, run())
             case.add(tool, run)
-            if tool == TWO:
+            if tool == TWO or case.params.get("judge_scaling"):
                 run = clusters.on(tool, lambda xd=xd, yd=yd: dask.compute(
                     *numpy_value_and_grad(w, xd, yd)))
-                check(DASK_NUMPY, run())
-                case.add(DASK_NUMPY, run)
+                check(DASK_NUMPY[tool], run())
+                case.add(DASK_NUMPY[tool], run)
+            if case.params.get("judge_scaling"):
+                case.add(RAW[tool], clusters.raw_blocks(tool, tf.value_and_grad(loss), w,
+                                                        (xd, yd)))
     return case
 
 
@@ -316,7 +354,11 @@ def targets(case):
         judged = case.params.get("judge_scaling", False)
         text = f"1 -> 2 workers {scaling:.2f}x faster (goal >= {SCALING_GOAL}x)"
         out.append((text, scaling >= SCALING_GOAL) if judged else (text, _bench.INFO))
-    for tool in (DASK_NUMPY, _bench.JAX_ASYNC, _bench.JAX_SYNC, _bench.TF, _bench.TF_WIDE):
+    for what, tools in (("dask.array+NumPy", DASK_NUMPY), ("block programs alone", RAW)):
+        ref = case.ratio(tools[ONE], tools[TWO])
+        if ref is not None:
+            out.append((f"{what}: 1 -> 2 workers {ref:.2f}x faster", _bench.INFO))
+    for tool in (DASK_NUMPY[TWO], _bench.JAX_ASYNC, _bench.JAX_SYNC, _bench.TF, _bench.TF_WIDE):
         r = case.ratio(tool, TWO) if tool in case.results and TWO in case.results else None
         if r is not None:
             out.append((f"{tool} / tf.dask (2 workers): {r:.2f}x", _bench.INFO))
@@ -336,12 +378,9 @@ def main():
     try:
         cases = [per_example_case(bench, clusters, rows, -(-rows // sweep[0]), w, (x, y),
                                   sweep[0], jax_fns)]
-        cases[0].params["judge_scaling"] = True
         for i, blocks in enumerate(sweep):
-            case = value_and_grad_case(bench, clusters, rows, -(-rows // blocks), w, (x, y),
-                                       sweep[0], jax_fns)
-            case.params["judge_scaling"] = i == 0
-            cases.append(case)
+            cases.append(value_and_grad_case(bench, clusters, rows, -(-rows // blocks), w,
+                                             (x, y), sweep[0], jax_fns, i == 0))
         if clusters is not None:
             cases.append(tiny_blocks_case(bench, clusters))
         bench.run(cases, "tf_numba.dask on 1 and 2 worker processes", targets)
