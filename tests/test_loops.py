@@ -104,28 +104,6 @@ def test_a_parallel_variant_splits_a_matrix_vector_product_and_keeps_gemv():
     np.testing.assert_allclose(backward, np.matmul(x.T, r), rtol=1e-11, atol=1e-11)
 
 
-@pytest.mark.parametrize("columns", [32, 33])
-def test_a_float32_kernel_gradient_split_by_depth_also_halves_its_columns(columns):
-    """On two threads a float32 ``a.T @ b`` with a long contraction into 32 or more
-    columns (a convolution's kernel gradient) runs ``product_by_depth`` with its columns
-    in two parts (an odd count splits unevenly); the values are NumPy's to float32
-    rounding, as are those of one part."""
-    from tf_numba.lowering import loops
-    from tf_numba.runtime.engine import CpuEngine
-    a = RNG.normal(size=(4096, 64)).astype(np.float32)
-    b = RNG.normal(size=(4096, columns)).astype(np.float32)
-    f = tf.jit(lambda a, b: (a.T @ b, tnp.tanh(a)), tiered=False, engine=CpuEngine(threads=2))
-    assert "loops.product_by_depth(" in f.lower(a, b).plan.variant_for(2).as_text()
-    assert ", False, 2)" in f.lower(a, b).plan.variant_for(2).as_text()
-    want = a.astype(np.float64).T @ b.astype(np.float64)
-    got = f(a, b)[0]
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * np.abs(want).max())
-    halves, whole = np.empty_like(got), np.empty_like(got)
-    loops.product_by_depth(a, b, halves, False, 2)
-    loops.product_by_depth(a, b, whole, False, 1)
-    np.testing.assert_allclose(halves, whole, rtol=0, atol=2e-5 * np.abs(want).max())
-
-
 def test_matrix_products_read_column_major_and_strided_operands_in_place():
     """A LAPACK result is column-major and a user's array may be a strided view: the
     product reads each as it is (C and F in place, others through a copy), on NumPy's

@@ -309,33 +309,10 @@ def _product(em, into, lhs, rhs, out, eqn):
     elif split and not lt:
         em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out}, {vector})")
     elif split and not rt and outputs <= SPLIT_MAX_OUTPUT:
-        parts = 1 if vector else _column_parts(eqn)
-        em.emit(f"loops.product_by_depth({a}, {b}, {out}, {vector}, {parts})")
+        em.emit(f"loops.product_by_depth({a}, {b}, {out}, {vector})")
     else:
         em.serial_products = True
         em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
-
-
-def _column_parts(eqn):
-    """Into how many parts ``loops.product_by_depth`` cuts the columns of a float32
-    product split by its contraction: 2 (and its contraction into half as many parts)
-    when the output has at least 32 columns and the contraction is at least 8 times its
-    rows, else 1. Chosen by measurement, OpenBLAS's sgemm on one thread a chunk, two
-    threads: a CNN layer's kernel gradient (144 x 12544) @ (12544 x 32) 3.56 -> 2.9-3.1 ms
-    in its step; (288 x 25088) @ (.. x 64) 41-48 -> 30 ms, (512 x 4096) @ (.. x 256)
-    55-58 -> 45-49 ms, (64 x 100000) @ (.. x 32) 13.6 -> 11.8 ms; slower with 16 columns
-    (72 x 12544 x 16: 0.6 -> 0.83 ms), a short contraction (576 x 3136 x 128: 11.5 -> 17.5
-    ms) and in float64 (144 x 12544 x 32: 5.0 -> 5.9 ms)."""
-    (lc, rc), _ = eqn.params["dimension_numbers"]
-    lhs, rhs = (v.aval for v in eqn.invars)
-    if lhs.dtype != dtypes.float32:
-        return 1
-    depth = _size(tuple(lhs.shape[i] for i in lc))
-    rows = _size(tuple(d for i, d in enumerate(lhs.shape) if i not in lc))
-    cols = _size(tuple(d for j, d in enumerate(rhs.shape) if j not in rc))
-    if None in (depth, rows, cols):
-        return 1
-    return 2 if cols >= 32 and depth >= 8 * rows else 1
 
 
 def _size(shape):

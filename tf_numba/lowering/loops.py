@@ -378,30 +378,24 @@ def product_by_rows(a, b, out, vector):
 
 
 @_jit_parallel
-def product_by_depth(a_stored, b, out, vector, column_parts):
+def product_by_depth(a_stored, b, out, vector):
     """``out = a_stored.T @ b`` for a small ``out`` and a long contraction (a kernel's
     gradient, a matrix's transpose times a vector: ``vector``, as in ``product_by_rows``):
-    each chunk one BLAS call on a part of the contraction (and, when ``column_parts`` is
-    2, on one half of ``out``'s columns) into a partial output of its own, the partials
-    summed in the contraction's order (``library._column_parts`` says when to halve)."""
-    k, n = b.shape[0], out.shape[1]
-    depth_parts = SPLIT_CHUNKS // column_parts
-    parts = np.empty((depth_parts, out.shape[0], n), out.dtype)
+    each chunk of the contraction one BLAS call into a partial output of its own, the
+    partials summed in chunk order."""
+    k = b.shape[0]
+    parts = np.empty((SPLIT_CHUNKS, out.shape[0], out.shape[1]), out.dtype)
     for c in numba.prange(SPLIT_CHUNKS):
-        d, j = c % depth_parts, c // depth_parts
-        lo, hi = k * d // depth_parts, k * (d + 1) // depth_parts
+        lo, hi = k * c // SPLIT_CHUNKS, k * (c + 1) // SPLIT_CHUNKS
         if vector:
-            matvec_into(a_stored[lo:hi].T, b[lo:hi], parts[d])
-        elif column_parts == 1:
-            gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[d])
+            matvec_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
         else:
-            first, stop = n * j // column_parts, n * (j + 1) // column_parts
-            gemm_into(a_stored[lo:hi].T, b[lo:hi, first:stop], parts[d, :, first:stop])
+            gemm_into(a_stored[lo:hi].T, b[lo:hi], parts[c])
     for i in range(out.shape[0]):
-        for j in range(n):
+        for j in range(out.shape[1]):
             total = parts[0, i, j]
-            for d in range(1, depth_parts):
-                total += parts[d, i, j]
+            for c in range(1, SPLIT_CHUNKS):
+                total += parts[c, i, j]
             out[i, j] = total
 
 
