@@ -259,11 +259,10 @@ def vmap(f, in_axes=0):
     return mapped
 
 
-def _current_client():
-    """The ``distributed`` client whose scheduler Dask would compute with now, or None
+def _client_of(get):
+    """The ``distributed`` client whose scheduler ``get`` (from ``_scheduler``) is, or None
     (the threaded scheduler, or ``dask.config.set(scheduler="threads")`` over a client)."""
-    import dask.base
-    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    client = getattr(get, "__self__", None)
     try:
         from distributed import Client
     except ImportError:
@@ -336,8 +335,9 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     # (its result then reused, or "could not find data" mid-release)
     token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays], uuid.uuid4().hex)
     graph = {}
+    get = _scheduler()
     tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
-                   client=_current_client())
+                   client=_client_of(get))
     level = []
     for cell, task in tasks.items():
         key = (f"tfn-block-{token}", len(level))
@@ -354,7 +354,7 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
         graph.update({key: (add_parts, *group) for key, group in zip(level, groups)})
     layer = HighLevelGraph.from_collections(f"tfn-value-and-grad-{token}", graph,
                                             dependencies=grid.arrays)
-    parts = _scheduler()(layer.cull(set(level)), level)
+    parts = get(layer.cull(set(level)), level)
     while len(parts) > 1:
         parts = [add_parts(*group) for group in _groups(parts, fan_in)]
     return list(parts[0])
