@@ -392,8 +392,34 @@ def test_cluster_value_and_grad_computes_every_call_afresh(client):
     with distributed.get_task_stream(client=client) as stream:
         for _ in range(2):
             np.testing.assert_allclose(vg(w, xd, yd)[0], want_value, rtol=1e-13)
-    blocks = [r for r in stream.data if str(r["key"]).startswith("('tfn-block-")]
-    assert len(blocks) == 2 * xd.numblocks[0]
+    blocks = [r for r in stream.data if str(r["key"]).startswith("('tfn-block")]
+    assert len(blocks) == 2 * xd.numblocks[0]       # not held by workers: a task a block
+
+
+def test_cluster_value_and_grad_runs_each_workers_blocks_as_one_task(client, monkeypatch):
+    """Blocks already in a worker's memory run as one task per thread of that worker,
+    summed at the client in block order: the bits of one task per block."""
+    x, y, w = _data(rows=90)
+    holder = sorted(client.nthreads())[0]                   # one thread
+    xd, yd = client.persist([da.from_array(x, chunks=(10, 3)), da.from_array(y, chunks=10)],
+                            workers=[holder])
+    client.gather(distributed.futures_of([xd, yd]))         # in memory before the calls
+    vg = tf.dask.value_and_grad(loss, data_argnums=(1, 2))
+    runs = {}
+    for grouped in (True, False):
+        if not grouped:
+            monkeypatch.setattr(tf_numba.dask.api, "_runs_by_holder",
+                                lambda client, grid, cells: [[c] for c in cells])
+        with distributed.get_task_stream(client=client) as stream:
+            runs[grouped] = vg(w, xd, yd)
+        tasks = [r for r in stream.data if str(r["key"]).startswith("('tfn-blocks-")]
+        assert len(tasks) == (1 if grouped else xd.numblocks[0])
+        assert {r["worker"] for r in tasks} == {holder}
+    (value, grad), (one_value, one_grad) = runs[True], runs[False]
+    assert value == one_value and np.array_equal(grad, one_grad)
+    want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
 
 
 def _slow_copy(block):

@@ -41,6 +41,25 @@ class BlockRun:
         return BlockRun, (self.shipped, self.block, self.weight, self.single)
 
 
+class BlockRuns:
+    """Several blocks' runs as one task: each ``BlockRun`` on its slice of the inputs,
+    their outputs in a list, in order."""
+    __slots__ = ("runs", "arities")
+
+    def __init__(self, runs, arities):
+        self.runs, self.arities = tuple(runs), tuple(arities)
+
+    def __call__(self, *inputs):
+        outs, at = [], 0
+        for run, n in zip(self.runs, self.arities):
+            outs.append(run(*inputs[at:at + n]))
+            at += n
+        return outs
+
+    def __reduce__(self):
+        return BlockRuns, (self.runs, self.arities)
+
+
 INLINE_BYTES = 16 << 10      # a call's whole values up to this size ride in every task
 
 
@@ -319,12 +338,18 @@ CLIENT_SUM_BYTES = 1 << 20  # a tree level whose parts total this little ends at
 def _reduce(programs, grid, leaves, dask_leaves, weights):
     """The weighted sum over blocks of the programs' outputs, by a tree reduction.
 
-    The levels of the tree run as tasks while their parts are large; once a level's parts
-    total at most ``CLIENT_SUM_BYTES`` (a model's value and gradient), the client gathers
-    them and finishes the same tree itself, in the same order (the same bits). A task of
-    the tree costs a round trip to the scheduler and a fetch between workers: on 2e6 x 64
-    rows (perf/dask_bench.py, 1 and 2 workers, 7 paired rounds) a call took 5-9 ms less
-    in 8 blocks and 14-17 ms less in 128, whose 43 combine tasks summed 65 numbers each."""
+    When the blocks' outputs total at most ``CLIENT_SUM_BYTES`` (a model's value and
+    gradient), the client gathers them and runs the tree itself, in block order (the
+    same bits however the blocks were run); on a ``distributed`` client the blocks that
+    one worker holds then run as one task per thread of that worker
+    (``_runs_by_holder``). Larger outputs are summed by the tree's levels as tasks until
+    a level's parts total ``CLIENT_SUM_BYTES``, and the client finishes the same tree.
+    A task costs a round trip to the scheduler, its bookkeeping on the client, the
+    scheduler and the worker, and for a combine task a fetch between workers: on 2e6 x 64
+    rows (perf/dask_bench.py, 1 and 2 workers, 7 paired rounds) the client's tree took
+    5-9 ms a call off the task tree's in 8 blocks and 14-17 ms in 128, and running each
+    worker's blocks as one task a further ~10 ms in 8 blocks and ~40 ms in 32 (9 paired
+    rounds), ~1 ms of wall per task on 2 workers sharing 2 cores."""
     import dask
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
@@ -336,28 +361,66 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     token = tokenize("tfn-value-and-grad", [a.name for a in grid.arrays], uuid.uuid4().hex)
     graph = {}
     get = _scheduler()
+    client = _client_of(get)
     tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
-                   client=_client_of(get))
-    level = []
-    for cell, task in tasks.items():
-        key = (f"tfn-block-{token}", len(level))
-        graph[key] = task
-        level.append(key)
+                   client=client)
+    cells = list(tasks)
     fan_in = dask.config.get("split_every", None)
     fan_in = fan_in if isinstance(fan_in, int) and fan_in >= 2 else 4
-    part_bytes = _part_bytes(programs.for_cell(next(iter(tasks)))[0].out_avals)
-    depth = 0
-    while len(level) > 1 and len(level) * part_bytes > CLIENT_SUM_BYTES:
-        depth += 1
-        groups = _groups(level, fan_in)
-        level = [(f"tfn-combine-{depth}-{token}", i) for i in range(len(groups))]
-        graph.update({key: (add_parts, *group) for key, group in zip(level, groups)})
+    part_bytes = _part_bytes(programs.for_cell(cells[0])[0].out_avals)
+    if len(cells) * part_bytes <= CLIENT_SUM_BYTES:
+        runs = _runs_by_holder(client, grid, cells) if client else [[c] for c in cells]
+        level = [(f"tfn-blocks-{token}", i) for i in range(len(runs))]
+        for key, run in zip(level, runs):
+            graph[key] = (BlockRuns([tasks[c][0] for c in run],
+                                    [len(tasks[c]) - 1 for c in run]),
+                          *(arg for c in run for arg in tasks[c][1:]))
+    else:
+        level = [(f"tfn-block-{token}", i) for i in range(len(cells))]
+        graph.update(zip(level, tasks.values()))
+        depth = 0
+        while len(level) > 1 and len(level) * part_bytes > CLIENT_SUM_BYTES:
+            depth += 1
+            groups = _groups(level, fan_in)
+            level = [(f"tfn-combine-{depth}-{token}", i) for i in range(len(groups))]
+            graph.update({key: (add_parts, *group) for key, group in zip(level, groups)})
+        runs = None
     layer = HighLevelGraph.from_collections(f"tfn-value-and-grad-{token}", graph,
                                             dependencies=grid.arrays)
     parts = get(layer.cull(set(level)), level)
+    if runs is not None:                # back in block order, for the tree's bits
+        by_cell = {c: part for run, outs in zip(runs, parts) for c, part in zip(run, outs)}
+        parts = [by_cell[c] for c in cells]
     while len(parts) > 1:
         parts = [add_parts(*group) for group in _groups(parts, fan_in)]
     return list(parts[0])
+
+
+def _runs_by_holder(client, grid, cells):
+    """``cells`` in groups that run as one task each: the blocks whose inputs are all in
+    one worker's memory, dealt in order among that worker's threads; a block whose
+    inputs are not held by one worker (not computed yet, or split between workers) runs
+    as a task of its own, where Dask places it. Grouping follows where the data already
+    is, so it moves none; it costs the client two requests to the scheduler when an input
+    is persisted."""
+    futures = client.futures_of(grid.arrays)
+    if not futures:                 # no input is persisted: nothing is held yet
+        return [[cell] for cell in cells]
+    held, threads = client.who_has(futures), client.nthreads()
+    mine, alone = {}, []
+    for cell in cells:
+        holders = [set(held.get(grid.block_key(j, cell), ())) for j in range(len(grid.arrays))]
+        common = set.intersection(*holders)
+        if common:
+            mine.setdefault(min(common), []).append(cell)
+        else:
+            alone.append([cell])
+    runs = []
+    for worker, held_cells in mine.items():
+        n = max(1, min(threads.get(worker, 1), len(held_cells)))
+        runs += [held_cells[i * len(held_cells) // n:(i + 1) * len(held_cells) // n]
+                 for i in range(n)]
+    return runs + alone
 
 
 def _scheduler():
