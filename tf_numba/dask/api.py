@@ -369,7 +369,8 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     fan_in = fan_in if isinstance(fan_in, int) and fan_in >= 2 else 4
     part_bytes = _part_bytes(programs.for_cell(cells[0])[0].out_avals)
     if len(cells) * part_bytes <= CLIENT_SUM_BYTES:
-        runs = _runs_by_holder(client, grid, cells) if client else [[c] for c in cells]
+        runs = ([[c] for c in cells] if client is None
+                else _runs_by_holder(client, grid, cells))
         level = [(f"tfn-blocks-{token}", i) for i in range(len(runs))]
         for key, run in zip(level, runs):
             graph[key] = (BlockRuns([tasks[c][0] for c in run],
@@ -401,8 +402,10 @@ def _runs_by_holder(client, grid, cells):
     one worker's memory, dealt in order among that worker's threads; a block whose
     inputs are not held by one worker (not computed yet, or split between workers) runs
     as a task of its own, where Dask places it. Grouping follows where the data already
-    is, so it moves none; it costs the client two requests to the scheduler when an input
-    is persisted."""
+    is, so it moves none, and a worker that holds more blocks than another runs longer:
+    work stealing would copy whole blocks to rebalance them, every step of a training
+    loop over the same data. It costs the client two requests to the scheduler when an
+    input is persisted."""
     futures = client.futures_of(grid.arrays)
     if not futures:                 # no input is persisted: nothing is held yet
         return [[cell] for cell in cells]
