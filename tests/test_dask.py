@@ -274,6 +274,43 @@ def test_value_and_grad_of_a_mean_weights_uneven_chunks_exactly(threads):
     np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_value_and_grad_skips_blocks_with_no_rows(threads, reduction):
+    """A filtered array's computed chunks may hold empty blocks: weight 0, and their own
+    mean 0/0 must not turn the value into NaN."""
+    x, y, w = _data(rows=40)
+    keep = x[:, 0] > -0.3
+    keep[10:20] = False                                     # the second block: no rows
+    kd = da.from_array(keep, chunks=10)
+    xd, yd = da.from_array(x, chunks=(10, 3))[kd], da.from_array(y, chunks=10)[kd]
+    xd.compute_chunk_sizes()
+    yd.compute_chunk_sizes()
+    assert 0 in xd.chunks[0]
+    sum_loss = lambda w, x, y: tnp.sum((tnp.tanh(x @ w) - y) ** 2)      # noqa: E731
+    fn = loss if reduction == "mean" else sum_loss
+    with np.errstate(all="raise"):
+        value, grad = tf.dask.value_and_grad(fn, data_argnums=(1, 2), reduction=reduction)(
+            w, xd, yd)
+    r = np.tanh(x[keep] @ w) - y[keep]
+    np.testing.assert_allclose(value, np.mean(r ** 2) if reduction == "mean" else
+                               np.sum(r ** 2), rtol=1e-13)
+    np.testing.assert_allclose(grad, tf.grad(fn)(w, x[keep], y[keep]), rtol=1e-12)
+
+
+def test_value_and_grad_of_no_rows_says_so(threads):
+    x, y, w = _data(rows=4)
+    with pytest.raises(ShapeError, match="no rows"):
+        tf.dask.value_and_grad(loss, data_argnums=(1, 2))(
+            w, da.from_array(x[:0], chunks=(2, 3)), da.from_array(y[:0], chunks=2))
+
+
+def test_value_and_grad_names_data_argnums_for_a_dask_array_left_out(threads):
+    x, y, w = _data(rows=8)
+    with pytest.raises(UnsupportedError, match="argument 2 .* add it to data_argnums"):
+        tf.dask.value_and_grad(loss)(w, da.from_array(x, chunks=(4, 3)),
+                                     da.from_array(y, chunks=4))
+
+
 def test_value_and_grad_of_a_sum_over_a_params_dict(threads):
     x, y, w = _data(rows=17)
 

@@ -111,11 +111,12 @@ def _split_leaves(leaves):
 
 
 def _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=None, single=False,
-           client=None):
-    """{cell: task} for every block: the shipped program on its block keys and inputs."""
+           client=None, cells=None):
+    """{cell: task} for every block (or those of ``cells``): the shipped program on its
+    block keys and inputs."""
     passed = {i: _as_input(leaf) for i, (leaf, j) in enumerate(zip(leaves, dask_leaves))
               if j is None}
-    classes = {cell: programs.for_cell(cell)[0] for cell in grid.cells()}
+    classes = {cell: programs.for_cell(cell)[0] for cell in cells or grid.cells()}
     consts = [c for cls in classes.values() for c in cls.consts]
     inputs = _Inputs(graph, token, list(passed.values()) + consts, client)
     tasks = {}
@@ -238,9 +239,12 @@ def _rows_args(args, mapped, what):
     for i, (a, m, ls) in enumerate(zip(args, mapped, leaves)):
         if not m:
             if any(is_dask_array(x) for x in ls):
+                fix = ("add it to data_argnums (the arguments whose rows the loss is a mean "
+                       "or sum over)" if what == "value_and_grad"
+                       else "give it in_axes 0 to map over its rows")
                 raise UnsupportedError(
                     f"argument {i} of tf_numba.dask.{what} holds a Dask array but is not "
-                    "mapped over; compute it first, or map over it")
+                    f"mapped over: {fix}, or compute it to a NumPy array first")
             out.append(a)
             continue
         out.append(pytree.tree_map(
@@ -325,6 +329,10 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
         programs = BlockPrograms(api.value_and_grad(loss, argnums), leaves, in_tree,
                                  dask_leaves, grid, traces)
         total = sum(grid.chunks[0])
+        if total == 0:
+            raise ShapeError("the Dask arrays at data_argnums have no rows: a mean or sum "
+                             "over them has nothing to take the gradient of",
+                             op="tf_numba.dask.value_and_grad")
         weights = {cell: 1 if reduction == "sum" else grid.chunks[0][cell[0]] / total
                    for cell in grid.cells()}
         flat = _reduce(programs, grid, leaves, dask_leaves, weights)
@@ -355,6 +363,9 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     from dask.highlevelgraph import HighLevelGraph
     for cell in grid.cells():
         programs.for_cell(cell)         # every trace and guard check before the graph
+    # a block with no rows adds nothing to a sum or a mean (its weight is 0, but its own
+    # mean is 0/0: NaN); a filtered array's computed chunk sizes often include some
+    cells = [cell for cell in grid.cells() if grid.chunks[0][cell[0]]]
     # fresh keys each call: the answer comes back as NumPy values, so nothing shares
     # them, and an equal call just before may still be releasing keys of the same name
     # (its result then reused, or "could not find data" mid-release)
@@ -363,8 +374,7 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     get = _scheduler()
     client = _client_of(get)
     tasks = _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=weights,
-                   client=client)
-    cells = list(tasks)
+                   client=client, cells=cells)
     fan_in = dask.config.get("split_every", None)
     fan_in = fan_in if isinstance(fan_in, int) and fan_in >= 2 else 4
     part_bytes = _part_bytes(programs.for_cell(cells[0])[0].out_avals)
