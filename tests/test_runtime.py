@@ -95,12 +95,25 @@ def test_inputs_defaults_full_and_partial_lists():
 
 def test_same_structure_from_other_data_hits_the_cache():
     rt = Runtime()
-    first = tf.make_program(lambda a: a * 2)(np.ones(3))
-    second = tf.make_program(lambda a: a * 2)(np.full(3, 7.0))
+    double = lambda a: a * 2                                        # noqa: E731
+    first = tf.make_program(double)(np.ones(3))
+    second = tf.make_program(double)(np.full(3, 7.0))
     rt.prepare(first, [], [CPU.target()])
     prepared = rt.prepare(second, [], [CPU.target()])
     assert rt.stats()["hits"] == 1
     np.testing.assert_array_equal(rt.run([CPU], prepared, [])[0], np.full(3, 14.0))
+
+
+def test_equal_programs_from_other_lines_get_their_own_plan_and_share_its_kernels():
+    """A plan names its program's lines in errors raised when it runs; kernels name none."""
+    rt = Runtime(tiered=False)
+    first = tf.make_program(lambda a: a * 3 + 1)(np.ones(3))
+    second = tf.make_program(lambda a: a * 3 + 1)(np.ones(3))
+    assert first.fingerprint() == second.fingerprint()
+    a, b = (rt.prepare(p, [], [CPU.target()]) for p in (first, second))
+    assert rt.stats()["hits"] == 0 and a.plan is not b.plan
+    assert [s.kernel for s in a.plan.segments] == [s.kernel for s in b.plan.segments]
+    np.testing.assert_array_equal(rt.run([CPU], b, [])[0], np.full(3, 4.0))
 
 
 def test_running_twice_does_not_touch_the_cache():

@@ -29,6 +29,23 @@ def test_an_out_of_range_index_in_compiled_code_raises_the_interpreters_error(ti
         assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
+def _take_twice_again(x, i):
+    return tnp.take(x, i) * 2.0          # the same program as _take_twice's, another line
+
+
+@pytest.mark.parametrize("tiered", [False, True])
+def test_equal_programs_of_two_functions_each_name_their_own_line(tiered):
+    """Equal programs share kernels, not the plan whose errors name the user's line."""
+    x, good, bad = np.arange(5.0), np.array([1, 2]), np.array([1, 7])
+    for fn in (_take_twice, _take_twice_again, _take_twice):
+        f = tf.jit(fn, tiered=tiered)
+        f.lower(x, good).compile(x, good)
+        with pytest.raises(TfIndexError) as info:
+            f(x, bad)
+        assert info.value.source[2] == fn.__name__, str(info.value)
+        assert info.value.source[1] == fn.__code__.co_firstlineno + 1
+
+
 def test_split_keeps_lowerable_runs_together_and_host_steps_apart():
     program = tf.make_program(lambda a: tnp.sum(tnp.linalg.inv(a * 2.0) + 1.0))(np.eye(3))
     groups = split(program)

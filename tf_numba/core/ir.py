@@ -162,7 +162,7 @@ class Program:
     leaf was made from, used when ``Runtime.prepare`` is given no value for it).
     """
     __slots__ = ("invars", "consts", "eqns", "outvars", "guards", "input_names",
-                 "input_defaults", "_fingerprint", "_schedule")
+                 "input_defaults", "_fingerprint", "_source_key", "_schedule")
 
     def __init__(self, invars, consts, eqns, outvars, guards=(), input_names=None,
                  input_defaults=None):
@@ -174,6 +174,7 @@ class Program:
         self.input_names = tuple(input_names) if input_names is not None else None
         self.input_defaults = tuple(input_defaults) if input_defaults is not None else None
         self._fingerprint = None
+        self._source_key = None
         self._schedule = None        # how the interpreter runs it (interpreter._schedule)
 
     def replace(self, **changes):
@@ -209,6 +210,16 @@ class Program:
         if self._fingerprint is None:
             self._fingerprint = _fingerprint(self)
         return self._fingerprint
+
+    def source_key(self):
+        """A hash of the user's lines that this program's equations (nested programs'
+        too) came from. ``fingerprint`` leaves them out, so that equal programs share
+        kernels; a cache of plans keys by both, or a plan built from one function would
+        name its lines in another function's errors (an index out of range found when
+        the plan runs)."""
+        if self._source_key is None:
+            self._source_key = hash(tuple(_sources(self)))
+        return self._source_key
 
     def __str__(self):
         return pretty(self)
@@ -304,6 +315,15 @@ def _canon(value):
             return fingerprint()
         return f"F{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
     return repr(value)
+
+
+def _sources(program):
+    for eqn in program.eqns:
+        yield eqn.source
+        for value in eqn.params.values():
+            for nested in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(nested, Program):
+                    yield nested.source_key()
 
 
 def _fingerprint(program):

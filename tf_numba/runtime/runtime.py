@@ -166,8 +166,8 @@ class Runtime:
         bind_dims(program, args)            # shapes and guards, before anything runs
         config, epoch = self._config, self._epoch
         projection = tuple((v.aval.dtype, v.aval.shape) for v in program.invars)
-        key = (program.fingerprint(), self.id, epoch, targets, config.compiler_options(),
-               _projection_key(projection))
+        key = (program.fingerprint(), program.source_key(), self.id, epoch, targets,
+               config.compiler_options(), _projection_key(projection))
 
         entry = self.plans.get_or_prepare(
             key, lambda: PlanEntry(Plan(program, tiered=config.tiered), projection))
