@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tf_numba as tf
+import tf_numba.numpy as tnp
 from tf_numba.errors import DTypeError, ShapeError, TfNumbaError
 from tf_numba.ops import contraction as C
 from tf_numba.ops import elementwise as E
@@ -430,3 +431,23 @@ def test_gradients_of_unused_and_identity_inputs():
     assert tf.grad(lambda x: 1.0)(2.0) == 0.0
     g = tf.grad(lambda x, y: E.sin(y))(np.ones(2), 1.0)
     np.testing.assert_array_equal(g, [0.0, 0.0])
+
+
+_ZERO_D_RESULTS = {
+    "value_and_grad of a sum": lambda x: tf.value_and_grad(lambda v: tnp.sum(v * v))(x)[0],
+    "value_and_grad of a mean": lambda x: tf.value_and_grad(lambda v: tnp.mean(v * v))(x)[0],
+    "value_and_grad of a product": lambda x: tf.value_and_grad(lambda v: v @ v)(x)[0],
+    "grad by a scalar": lambda x: tf.grad(lambda t: tnp.sum(t * x))(2.0),
+    "jvp primal": lambda x: tf.jvp(lambda v: v @ v, (x,), (x,))[0],
+    "jvp tangent": lambda x: tf.jvp(lambda v: v @ v, (x,), (x,))[1],
+    "vjp primal": lambda x: tf.vjp(lambda v: v @ v, x)[0],
+    "vjp cotangent": lambda x: tf.vjp(lambda t: t * t, 3.0)[1](1.0)[0],
+    "linearize": lambda x: tf.linearize(lambda v: v @ v, x)[1](x),
+    "hessian by a scalar": lambda x: tf.hessian(lambda t: t ** 3)(2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ZERO_D_RESULTS))
+def test_eager_zero_d_results_are_numpy_scalars_whichever_op_made_them(name):
+    value = _ZERO_D_RESULTS[name](np.arange(3.0))
+    assert isinstance(value, np.float64) and not isinstance(value, np.ndarray), repr(value)

@@ -61,6 +61,12 @@ def _as_array(x):
     return np.asarray(x, aval.dtype)
 
 
+def _eager_results(values):
+    """Un-jitted results as the README promises them: a 0-d result is a NumPy scalar,
+    whichever op made it (NumPy's reductions give scalars, its products 0-d arrays)."""
+    return [x[()] if type(x) is np.ndarray and x.ndim == 0 else x for x in values]
+
+
 class TracedFunction:
     """A user function traced on flat leaves: its program, trees and captured tracers.
 
@@ -239,7 +245,7 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     program = TRANSFORMS.get_or_build(
         ("grad", len(traced.inputs), keep_value), traced.program,
         lambda p: simplify(ad.grad_program(p, mask, keep_outputs=keep_value)))
-    flat = traced.call(program)
+    flat = _eager_results(traced.call(program))
     n_out = len(traced.program.outvars) if keep_value else 0
     by_leaf = dict(zip(sorted(wrt), flat[n_out:]))
     grads = _unflatten_grads(flat_args, argnums, nums, by_leaf)
@@ -315,8 +321,8 @@ def jvp(fn, primals, tangents):
         ("jvp", len(diff)), traced.program,
         lambda p: simplify(ad.jvp_program(p, mask)[0]))
     tangent_args = [_as_array(t_leaves[i]) for i in diff]
-    flat = eval_program(program, traced.inputs + traced.captured + traced.const_values
-                        + tangent_args)
+    flat = _eager_results(eval_program(
+        program, traced.inputs + traced.captured + traced.const_values + tangent_args))
     k = len(traced.program.outvars)
     return (pytree.unflatten(traced.out_tree, flat[:k]),
             pytree.unflatten(traced.out_tree, flat[k:]))
@@ -341,8 +347,9 @@ def linearize(fn, *primals):
         t_leaves, t_tree = pytree.flatten(tangents)
         _check_tangents(traced.leaves, t_leaves, traced.in_tree, t_tree)
         ts = [_as_array(t_leaves[i]) for i in diff]
-        return pytree.unflatten(traced.out_tree, eval_program(linear, residuals + ts))
-    return pytree.unflatten(traced.out_tree, outs[:k]), f_jvp
+        return pytree.unflatten(traced.out_tree,
+                                _eager_results(eval_program(linear, residuals + ts)))
+    return pytree.unflatten(traced.out_tree, _eager_results(outs[:k])), f_jvp
 
 
 def vjp(fn, *primals, has_aux=False):
@@ -387,15 +394,15 @@ def vjp(fn, *primals, has_aux=False):
                 raise ShapeError(f"cotangent {i} has shape {_aval(c).shape}, the "
                                  f"output has {aval.shape}", op="vjp", source=user_source())
             cts.append(c)
-        it = iter(eval_program(transposed, residuals + cts))
+        it = iter(_eager_results(eval_program(transposed, residuals + cts)))
         differentiated = set(diff_idx)
         grads = [next(it) if i in differentiated else np.zeros(_aval(x).shape, _aval(x).dtype)
                  for i, x in enumerate(traced.leaves)]
         return pytree.unflatten(traced.in_tree, grads)
 
-    out = pytree.unflatten(out_tree, outs[:k])
+    out = pytree.unflatten(out_tree, _eager_results(outs[:k]))
     if has_aux:
-        return out, vjp_fn, pytree.unflatten(trees["aux"], outs[k:n_all])
+        return out, vjp_fn, pytree.unflatten(trees["aux"], _eager_results(outs[k:n_all]))
     return out, vjp_fn
 
 
@@ -510,7 +517,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                 raise TfNumbaError(f"vmap out_axes is None for output leaf {i}, but that "
                                    "output depends on the batched arguments",
                                    op="vmap", source=user_source())
-        flat = eval_program(batched, leaves + captured + consts)
+        flat = _eager_results(eval_program(batched, leaves + captured + consts))
         return pytree.unflatten(out_tree, flat)
     return vmapped
 
@@ -585,7 +592,7 @@ def _jacobian(fn, argnums, forward):
                       for r, ia in zip(rows, in_avals)]
             blocks = [[per_in[i][o] for i in range(len(in_avals))]
                       for o in range(len(out_avals))]
-        per_out = [pytree.unflatten(in_tree, row) for row in blocks]
+        per_out = [pytree.unflatten(in_tree, _eager_results(row)) for row in blocks]
         if isinstance(argnums, numbers.Integral):
             per_out = [p[0] for p in per_out]
         return pytree.unflatten(out_tree, per_out)
