@@ -311,6 +311,28 @@ def test_value_and_grad_names_data_argnums_for_a_dask_array_left_out(threads):
                                      da.from_array(y, chunks=4))
 
 
+def test_arguments_given_by_keyword_go_in_their_places(threads):
+    x, y, w = _data(rows=12)
+    xd, yd = da.from_array(x, chunks=(5, 3)), da.from_array(y, chunks=5)
+    value, grad = tf.dask.value_and_grad(loss, data_argnums=(1, 2))(w, xd, y=yd)
+    want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+    per_row = tf.dask.vmap(lambda w, x: x @ w, in_axes=(None, 0))(w, x=xd)
+    np.testing.assert_allclose(per_row.compute(), x @ w, rtol=1e-13)
+    out = tf.dask.map_blocks(lambda b, w: b * w, xd, w=w)
+    np.testing.assert_array_equal(out.compute(), x * w)
+    with pytest.raises(tf.TfNumbaError, match="multiple values for argument 'x'"):
+        tf.dask.value_and_grad(loss, data_argnums=(1, 2))(w, xd, yd, x=xd)
+
+
+def test_map_blocks_of_arrays_that_do_not_broadcast_says_how_blocks_line_up(threads):
+    x, y, _ = _data(rows=12)
+    with pytest.raises(ShapeError, match=r"\(12, 3\), \(12,\) do not broadcast.*y\[:, None\]"):
+        tf.dask.map_blocks(lambda b, y: b * y[:, None], da.from_array(x, chunks=(5, 3)),
+                           da.from_array(y, chunks=5))
+
+
 def test_value_and_grad_of_a_sum_over_a_params_dict(threads):
     x, y, w = _data(rows=17)
 

@@ -190,7 +190,7 @@ def _arrays(prefix, fn, leaves, in_tree, grid, traces):
 
 # ---------------------------------------------------------------- the public functions
 
-def map_blocks(f, *args):
+def map_blocks(f, *args, **kwargs):
     """``f`` applied to every block of the Dask arrays among ``args``: a Dask array (or
     the pytree of them that ``f`` returns).
 
@@ -203,6 +203,7 @@ def map_blocks(f, *args):
     >>> x = dask.array.ones((10, 3), chunks=(4, 3))
     >>> tf.dask.map_blocks(lambda b, w: tnp.tanh(b * w), x, np.arange(3.0)).compute()
     """
+    args = _positional(f, args, kwargs, "map_blocks")
     leaves, in_tree = pytree.flatten(args)
     arrays, _ = _split_leaves(leaves)
     try:
@@ -214,6 +215,25 @@ def map_blocks(f, *args):
 
 
 _MAP_BLOCKS_TRACES = weakref.WeakKeyDictionary()    # f -> its traces (blocks.BlockPrograms)
+
+
+def _positional(fn, args, kwargs, what):
+    """``args`` with the arguments given by keyword put in their places (``in_axes`` and
+    ``data_argnums`` count positions, as the blocks' tasks pass them)."""
+    if not kwargs:
+        return args
+    import inspect
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as err:
+        raise TfNumbaError(f"tf_numba.dask.{what} of {getattr(fn, '__name__', fn)!r}: "
+                           f"{err}") from None
+    if bound.kwargs:
+        raise UnsupportedError(
+            f"tf_numba.dask.{what} passes arguments to {getattr(fn, '__name__', fn)!r} by "
+            f"position, and {sorted(bound.kwargs)} are keyword-only there: bind them first "
+            "(functools.partial) or make them positional")
+    return bound.args
 
 
 def _per_arg(spec, args, what):
@@ -266,7 +286,8 @@ def vmap(f, in_axes=0):
     traces = {}
 
     @functools.wraps(f)
-    def mapped(*args):
+    def mapped(*args, **kwargs):
+        args = _positional(f, args, kwargs, "vmap")
         axes = _per_arg(in_axes, args, "vmap in_axes")
         for i, ax in enumerate(axes):
             if ax not in (0, None):
@@ -315,7 +336,8 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
     traces = {}
 
     @functools.wraps(loss)
-    def value_and_grad_fn(*args):
+    def value_and_grad_fn(*args, **kwargs):
+        args = _positional(loss, args, kwargs, "value_and_grad")
         nums = api._normalize_argnums(argnums, len(args))
         data = api._normalize_argnums(data_argnums, len(args), "data_argnums")
         both = sorted(set(nums) & set(data))

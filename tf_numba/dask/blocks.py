@@ -56,6 +56,17 @@ class Grid:
             self.axes = [(0,) + (None,) * (a.ndim - 1) for a in arrays]
             self.chunks = (first.chunks[0],)
         else:
+            shapes = [tuple(a.shape) for a in arrays]
+            try:
+                np.broadcast_shapes(*shapes)
+            except ValueError:
+                raise ShapeError(
+                    f"the Dask arrays' shapes {', '.join(map(str, shapes))} do not "
+                    "broadcast: map_blocks lines blocks up as NumPy broadcasts arrays, by "
+                    "their trailing axes (a 1-d array pairs with the last axis of a 2-d "
+                    "one); give an array of one value per row a trailing axis of 1 "
+                    "(y[:, None]), or map over rows with tf_numba.dask.vmap",
+                    op="tf_numba.dask.map_blocks") from None
             ndim = max(a.ndim for a in arrays)
             pairs = []
             for a in arrays:
