@@ -20,6 +20,8 @@ import types
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 # the modules a user imports by name; the others are found through their __all__
 ROOTS = ("tf_numba", "tf_numba.numpy", "tf_numba.scipy")
+# roots that need an optional extra (the test extra brings it, so CI's page has them)
+OPTIONAL_ROOTS = ("tf_numba.dask",)
 # how the page spells each root, as the README imports them
 ALIASES = {"tf_numba": "tf", "tf_numba.numpy": "tnp"}
 MAX_DESCRIPTION = 150
@@ -28,6 +30,11 @@ MAX_DESCRIPTION = 150
 def public_modules():
     """Every public module, roots first, each once, in the order they are reached."""
     found, queue = [], [importlib.import_module(name) for name in ROOTS]
+    for name in OPTIONAL_ROOTS:
+        try:
+            queue.append(importlib.import_module(name))
+        except ImportError:
+            pass
     while queue:
         module = queue.pop(0)
         if module in found:
@@ -117,8 +124,9 @@ def render():
            "code by `python -m tf_numba._reference` (`tests/test_reference.py` checks that "
            "this page is current); `help(name)` has the rest. `tf` is `import tf_numba as "
            "tf`, `tnp` is `import tf_numba.numpy as tnp`; `tf.scipy` needs `import "
-           "tf_numba.scipy`. `docs/scipy.md` details accuracy and derivatives of "
-           "`tf.scipy`.", "", "## Modules", ""]
+           "tf_numba.scipy`, `tf.dask` needs `import tf_numba.dask` and the `dask` extra. "
+           "`docs/scipy.md` details accuracy and derivatives of `tf.scipy`.", "",
+           "## Modules", ""]
     for module in modules:
         name = _spelled(module.__name__)
         out.append(f"- [`{name}`](#{name.replace('.', '')}): "

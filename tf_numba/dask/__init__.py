@@ -25,7 +25,9 @@ except ImportError as err:         # the optional extra is not installed
     raise ImportError("tf_numba.dask needs dask[array] and distributed: "
                       "pip install 'tf_numba[dask]'") from err
 
+from ..core.public import public_dir as _public_dir
 from .api import map_blocks, value_and_grad, vmap
 from .worker import ShippedProgram
 
 __all__ = ["ShippedProgram", "map_blocks", "value_and_grad", "vmap"]
+__dir__ = _public_dir(globals())   # dir() shows __all__, not dask or the submodules
