@@ -13,8 +13,8 @@ import tf_numba.numpy as tnp
 from tf_numba.core import dtypes, pytree
 from tf_numba.core.shapes import Sym, broadcast_shapes
 from tf_numba.core.trace import _state
-from tf_numba.errors import (ConcretizationError, DTypeError, ShapeError, TfNumbaError,
-                             TracerLeakError)
+from tf_numba.errors import (ConcretizationError, DTypeError, ImmutableArrayError, ShapeError,
+                             TfNumbaError, TracerLeakError)
 
 HERE = os.path.basename(__file__)
 
@@ -176,6 +176,21 @@ def test_a_leaked_tracer_is_reported():
     tf.make_program(f)(np.ones(2))
     with pytest.raises(TracerLeakError):
         tf.make_program(lambda y: y + leaked[0])(np.ones(2))
+    with pytest.raises(TracerLeakError) as info:
+        leaked[0] + 1.0                 # outside any trace: the op is the operator's
+    assert info.value.op == "add" and str(info.value).startswith("add: a traced f64[2]")
+    assert info.value.source[0] == __file__
+
+
+def test_writing_into_a_traced_array_says_to_use_at_and_names_the_line():
+    def f(x):
+        x[0] = 1.0
+        return x
+    with pytest.raises(ImmutableArrayError) as info:
+        tf.jit(f)(np.ones(3))
+    assert isinstance(info.value, (TfNumbaError, TypeError)) and "x.at[index].set" in str(
+        info.value)
+    assert info.value.source[0] == __file__ and info.value.source[2] == "f"
 
 
 def test_every_error_is_a_tfnumba_error():

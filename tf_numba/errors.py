@@ -69,6 +69,10 @@ class TracerLeakError(TfNumbaError, RuntimeError):
     """A traced value escaped the function being traced and was used afterwards."""
 
 
+class ImmutableArrayError(TfNumbaError, TypeError):
+    """An in-place update of a traced array (``x[i] = v``): use ``x.at[i].set(v)``."""
+
+
 class PytreeError(TfNumbaError, TypeError):
     """A pytree that does not match the expected structure."""
 

@@ -81,11 +81,13 @@ def aval_of_value(x):
         dt = x.dtype
     if dt.kind in "USOV":
         value = repr(x.item() if getattr(x, "ndim", 1) == 0 else x)
+        kind = {"U": "string", "S": "bytes", "O": "Python object"}.get(dt.kind, "structured")
         raise DTypeError(
-            f"a {dt.name} argument ({value[:40]}) cannot be traced: only numbers are. Mark "
-            "it static, jit(f, static_argnums=...) or static_argnames=..., so that each "
-            "value gets its own program (un-jitted transforms pass it to f as it is)",
-            source=_caller())
+            f"a {kind} argument ({value[:40]}) cannot be traced: only numbers are. Under "
+            "jit, mark it static (jit(f, static_argnums=...) or static_argnames=...) so that "
+            "each value gets its own program; for vmap, bind it first (functools.partial); "
+            "un-jitted grad, jvp and vjp pass an argument they do not differentiate to f "
+            "as it is", source=_caller())
     return ShapedArray(tuple(np.shape(x)), dtypes.canonical(dt, what="input dtype"))
 
 

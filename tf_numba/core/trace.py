@@ -395,10 +395,10 @@ def bind(prim, args, params):
         if type(a) is Tracer:
             builder_alive = a.builder.alive
             raise TracerLeakError(
-                f"a traced {a.aval} value is used outside of any trace by {prim.name}"
+                f"a traced {a.aval} value is used outside of any trace"
                 + ("" if builder_alive else " (it escaped the function that created it)")
                 + ". Return traced values from the traced function instead of storing them.",
-                source=user_source())
+                op=prim.name, source=user_source())
     try:
         out_aval = prim.abstract_eval(*(aval_of_value(a) for a in args), **params)
     except TfNumbaError as err:

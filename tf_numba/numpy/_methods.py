@@ -3,9 +3,12 @@
 Each one forwards to the tnp function of the same meaning, so ``x + 1``, ``x @ w``,
 ``x.sum(axis=0)`` and ``x[::2]`` on a Tracer follow NumPy exactly as the functions do.
 """
+import functools
+
 import numpy as np
 
-from ..core.trace import Tracer
+from ..core.trace import Tracer, user_source
+from ..errors import ImmutableArrayError
 from . import indexing, manipulation, math, products, reductions, sorting
 from ._promote import locate_errors
 
@@ -16,6 +19,7 @@ def _is_operand(x):
 
 
 def _forward(fn):
+    @functools.wraps(fn)        # errors name the tnp function (add), not this wrapper
     def op(self, other):
         if not _is_operand(other):
             return NotImplemented
@@ -24,6 +28,7 @@ def _forward(fn):
 
 
 def _reflected(fn):
+    @functools.wraps(fn)
     def op(self, other):
         if not _is_operand(other):
             return NotImplemented
@@ -81,8 +86,9 @@ def _tolist(self):
 
 
 def _setitem(self, index, value):
-    raise TypeError("traced arrays are immutable: use x = x.at[index].set(value) instead of "
-                    "x[index] = value")
+    raise ImmutableArrayError("traced arrays are immutable: use x = x.at[index].set(value) "
+                              "instead of x[index] = value", op="setitem",
+                              source=user_source())
 
 
 def _sort(self, axis=-1, kind=None, order=None, *, stable=None):
