@@ -15,7 +15,7 @@ from .core.interpreter import eval_program
 from .core.ir import ShapedArray, aval_of_value
 from .core.shapes import Sym
 from .core.trace import ProgramBuilder, Tracer, user_source
-from .errors import DTypeError, ShapeError, TfNumbaError
+from .errors import ArgumentError, DTypeError, ShapeError
 from .transforms import ad
 from .transforms.cache import TRANSFORMS
 from .transforms.simplify import simplify
@@ -163,7 +163,7 @@ def _normalize_argnums(argnums, num_args, what="argnums"):
     if num_args is not None:
         for a in nums:
             if not -num_args <= a < num_args:
-                raise TfNumbaError(
+                raise ArgumentError(
                     f"{what}={argnums!r} is out of range: the function was called with "
                     f"{num_args} positional argument(s)", source=user_source())
         nums = tuple(a % num_args for a in nums)
@@ -204,7 +204,7 @@ def _split_aux(out, has_aux, fname):
     if not has_aux:
         return out, None
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TfNumbaError(
+        raise ArgumentError(
             f"{fname}(..., has_aux=True) needs the function to return a pair (output, aux); "
             f"it returned {type(out).__name__}", op=fname, source=user_source())
     return out[0], out[1]
@@ -299,7 +299,7 @@ def _inexact_leaves(leaves):
 
 def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
     if primal_tree != tangent_tree:
-        raise TfNumbaError(f"tangents have structure {tangent_tree}, primals have "
+        raise ArgumentError(f"tangents have structure {tangent_tree}, primals have "
                            f"{primal_tree}; they must match", op="jvp", source=user_source())
     for i, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
         pa, ta = _aval(p), _aval(_as_array(t))
@@ -385,7 +385,7 @@ def vjp(fn, *primals, has_aux=False):
     def vjp_fn(ct):
         ct_leaves, ct_tree = pytree.flatten(ct)
         if ct_tree != out_tree:
-            raise TfNumbaError(f"the cotangent structure {ct_tree} does not match the "
+            raise ArgumentError(f"the cotangent structure {ct_tree} does not match the "
                                f"output structure {out_tree}", op="vjp", source=user_source())
         cts = []
         for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
@@ -424,13 +424,13 @@ def _axes_per_leaf(prefix, tree, what):
         cls, fns = pytree._node_of(p)
         t_cls, t_fns = pytree._node_of(t)
         if cls is None or cls is not t_cls:
-            raise TfNumbaError(f"vmap {what} {prefix!r} does not match the structure of the "
+            raise ArgumentError(f"vmap {what} {prefix!r} does not match the structure of the "
                                f"values it describes: {type(p).__name__} vs "
                                f"{type(t).__name__}", op="vmap", source=user_source())
         p_children, p_aux = fns[0](p)
         t_children, t_aux = t_fns[0](t)
         if p_aux != t_aux or len(p_children) != len(t_children):
-            raise TfNumbaError(f"vmap {what} {prefix!r}: a node has {len(p_children)} "
+            raise ArgumentError(f"vmap {what} {prefix!r}: a node has {len(p_children)} "
                                f"entries where the values have {len(t_children)}",
                                op="vmap", source=user_source())
         for pc, tc in zip(p_children, t_children):
@@ -456,7 +456,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
     def vmapped(*args):
         if isinstance(in_axes, (tuple, list)):
             if len(in_axes) != len(args):
-                raise TfNumbaError(f"vmap in_axes has {len(in_axes)} entries but the function "
+                raise ArgumentError(f"vmap in_axes has {len(in_axes)} entries but the function "
                                    f"was called with {len(args)} positional arguments",
                                    op="vmap", source=user_source())
             per_arg = tuple(in_axes)
@@ -481,7 +481,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
             sizes.setdefault(axis_size, [])
         if len(sizes) != 1:
             if not sizes:
-                raise TfNumbaError("vmap needs at least one batched argument (an in_axes "
+                raise ArgumentError("vmap needs at least one batched argument (an in_axes "
                                    "entry that is not None) or axis_size",
                                    op="vmap", source=user_source())
             detail = "; ".join(f"size {n} for leaves {idx}" for n, idx in sizes.items())
@@ -514,7 +514,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                                                 program, build)
         for i, (w, d) in enumerate(zip(want, dims)):
             if w is None and d is not None:
-                raise TfNumbaError(f"vmap out_axes is None for output leaf {i}, but that "
+                raise ArgumentError(f"vmap out_axes is None for output leaf {i}, but that "
                                    "output depends on the batched arguments",
                                    op="vmap", source=user_source())
         flat = _eager_results(eval_program(batched, leaves + captured + consts))

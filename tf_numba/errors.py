@@ -69,6 +69,11 @@ class TracerLeakError(TfNumbaError, RuntimeError):
     """A traced value escaped the function being traced and was used afterwards."""
 
 
+class ArgumentError(TfNumbaError, ValueError):
+    """Arguments that do not fit the transform (``argnums``, ``in_axes``, options, the
+    structure of tangents or cotangents), where JAX raises ``ValueError``."""
+
+
 class ImmutableArrayError(TfNumbaError, TypeError):
     """An in-place update of a traced array (``x[i] = v``): use ``x.at[i].set(v)``."""
 

@@ -13,7 +13,7 @@ from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
 from .core.written import Written
-from .errors import TfNumbaError
+from .errors import ArgumentError, TfNumbaError
 from .runtime import CpuEngine, default_runtime
 from .transforms.simplify import simplify
 
@@ -123,7 +123,7 @@ class Jitted:
             key = (tree, static_vals, static_kw, tuple((x.dtype, x.shape) for x in leaves))
             hash(key)
         except TypeError:
-            raise TfNumbaError("static arguments of a jitted function must be hashable; got "
+            raise ArgumentError("static arguments of a jitted function must be hashable; got "
                                + ", ".join(type(v).__name__ for _, v in static_vals + static_kw)
                                ) from None
         prepared = self._prepared.get(key)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import api
 from ..core import pytree
-from ..errors import ShapeError, TfNumbaError, UnsupportedError
+from ..errors import ArgumentError, ShapeError, TfNumbaError, UnsupportedError
 from .blocks import BlockPrograms, Grid, is_dask_array
 from .worker import add_parts, run_block, run_block_single, run_block_weighted
 
@@ -239,7 +239,7 @@ def _positional(fn, args, kwargs, what):
 def _per_arg(spec, args, what):
     if isinstance(spec, (tuple, list)):
         if len(spec) != len(args):
-            raise TfNumbaError(f"tf_numba.dask {what} has {len(spec)} entries but the "
+            raise ArgumentError(f"tf_numba.dask {what} has {len(spec)} entries but the "
                                f"function was called with {len(args)} positional arguments")
         return tuple(spec)
     return (spec,) * len(args)
@@ -331,7 +331,7 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
     >>> value, g = vg(w, X, y)             # X, y: Dask arrays with the same rows
     """
     if reduction not in ("mean", "sum"):
-        raise TfNumbaError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
+        raise ArgumentError(f"reduction must be 'mean' or 'sum', got {reduction!r}")
 
     traces = {}
 
@@ -342,7 +342,7 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
         data = api._normalize_argnums(data_argnums, len(args), "data_argnums")
         both = sorted(set(nums) & set(data))
         if both:
-            raise TfNumbaError(f"arguments {both} are in both argnums and data_argnums: "
+            raise ArgumentError(f"arguments {both} are in both argnums and data_argnums: "
                                "gradients are taken with respect to parameters, not data")
         args = _rows_args(args, [i in data for i in range(len(args))], "value_and_grad")
         leaves, in_tree = pytree.flatten(tuple(args))
