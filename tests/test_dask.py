@@ -255,6 +255,16 @@ def test_block_failing_its_trace_names_the_block():
         tf.dask.map_blocks(f, da.from_array(np.arange(11.0), chunks=4))
 
 
+def test_an_index_out_of_range_in_a_running_block_names_the_block(threads):
+    x = np.arange(14.0)
+    index = np.array([0, 3])            # in range for blocks of 4 rows, not for 2
+    f = lambda b, i: tnp.take(b, i)     # noqa: E731
+    with pytest.raises(tf.errors.TfIndexError) as info:
+        tf.dask.map_blocks(f, da.from_array(x, chunks=((4, 4, 2, 4),)), index).compute()
+    assert "block (2,) (index ranges 8:10)" in str(info.value)
+    assert "index 3" in str(info.value) and info.value.source[0] == __file__
+
+
 def test_vmap_per_example_gradients_match_tf_vmap(threads):
     x, y, w = _data(rows=13)
     per_row = tf.dask.vmap(tf.grad(loss), in_axes=(None, 0, 0))(

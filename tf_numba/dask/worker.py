@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedError
+from ..errors import ShapeError, TfIndexError, UnsupportedError
 from ..runtime import CpuEngine, Runtime
 
 ENGINE = CpuEngine(threads=1)
@@ -105,7 +105,7 @@ def run_block(shipped, block, *inputs):
                 _prepared.clear()
             _prepared[shipped.fingerprint] = prepared
         return rt.run([ENGINE], prepared, inputs)
-    except ShapeError as err:
+    except (ShapeError, TfIndexError) as err:     # a guard, or an index found as it runs
         raise block_error(err, block) from None
 
 
@@ -132,5 +132,6 @@ def add_parts(*parts):
 
 
 def block_error(err, block):
-    """``err`` (a ShapeError from preparing) as the same error, naming the block."""
-    return ShapeError(f"{block}: {err.detail}", op=err.op, source=err.source)
+    """``err`` (a ShapeError from preparing, a TfIndexError from running) as the same
+    error, naming the block."""
+    return type(err)(f"{block}: {err.detail}", op=err.op, source=err.source)
