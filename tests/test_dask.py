@@ -263,6 +263,11 @@ def test_an_index_out_of_range_in_a_running_block_names_the_block(threads):
         tf.dask.map_blocks(f, da.from_array(x, chunks=((4, 4, 2, 4),)), index).compute()
     assert "block (2,) (index ranges 8:10)" in str(info.value)
     assert "index 3" in str(info.value) and info.value.source[0] == __file__
+    assert info.value.source[1] == f.__code__.co_firstlineno
+    g = lambda b, i: tnp.take(b, i)     # noqa: E731  (the same program, another line)
+    with pytest.raises(tf.errors.TfIndexError) as again:
+        tf.dask.map_blocks(g, da.from_array(x, chunks=((4, 4, 2, 4),)), index).compute()
+    assert again.value.source[1] == g.__code__.co_firstlineno
 
 
 def test_vmap_per_example_gradients_match_tf_vmap(threads):

@@ -49,11 +49,15 @@ _received_lock = threading.Lock()
 
 
 def receive(fingerprint, blob):
-    """The ShippedProgram for ``fingerprint``, decoding ``blob`` only the first time."""
+    """The ShippedProgram for ``fingerprint``, decoding ``blob`` only the first time.
+
+    Kept by the blob too: equal programs from different lines of the user's code share a
+    fingerprint, and each names its own lines in errors."""
+    key = (fingerprint, blob)
     with _received_lock:
-        found = _received.get(fingerprint)
+        found = _received.get(key)
         if found is not None:
-            _received.move_to_end(fingerprint)
+            _received.move_to_end(key)
             return found
     program = pickle.loads(blob)
     if program.fingerprint() != fingerprint:
@@ -64,7 +68,7 @@ def receive(fingerprint, blob):
     shipped = object.__new__(ShippedProgram)
     shipped.fingerprint, shipped.blob, shipped._program = fingerprint, blob, program
     with _received_lock:
-        _received[fingerprint] = shipped
+        _received[key] = shipped
         while len(_received) > RECEIVED_MAX:
             _received.popitem(last=False)
     return shipped
@@ -88,7 +92,7 @@ def worker_runtime():
     return _runtime
 
 
-_prepared = {}      # fingerprint -> Prepared, for this process's runtime
+_prepared = {}      # (fingerprint, source key) -> Prepared, for this process's runtime
 
 
 def run_block(shipped, block, *inputs):
@@ -97,13 +101,14 @@ def run_block(shipped, block, *inputs):
     A program is prepared once per process; ``Runtime.run`` checks each new block
     signature against it (shapes and guards), so later blocks skip ``prepare``."""
     rt, inputs = worker_runtime(), list(inputs)
+    key = (shipped.fingerprint, shipped.program.source_key())   # as Runtime.prepare's
     try:
-        prepared = _prepared.get(shipped.fingerprint)
+        prepared = _prepared.get(key)
         if prepared is None:
             prepared = rt.prepare(shipped.program, inputs, [ENGINE.target()])
             if len(_prepared) >= RECEIVED_MAX:
                 _prepared.clear()
-            _prepared[shipped.fingerprint] = prepared
+            _prepared[key] = prepared
         return rt.run([ENGINE], prepared, inputs)
     except (ShapeError, TfIndexError) as err:     # a guard, or an index found as it runs
         raise block_error(err, block) from None
