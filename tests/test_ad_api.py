@@ -434,16 +434,19 @@ def test_gradients_of_unused_and_identity_inputs():
     np.testing.assert_array_equal(g, [0.0, 0.0])
 
 
-_ZERO_D_RESULTS = {
+_ZERO_D_RESULTS = {         # each a 0-d ndarray before, but the mean's and the dot's jvp
     "value_and_grad of a sum": lambda x: tf.value_and_grad(lambda v: tnp.sum(v * v))(x)[0],
     "value_and_grad of a mean": lambda x: tf.value_and_grad(lambda v: tnp.mean(v * v))(x)[0],
     "value_and_grad of a product": lambda x: tf.value_and_grad(lambda v: v @ v)(x)[0],
     "grad by a scalar": lambda x: tf.grad(lambda t: tnp.sum(t * x))(2.0),
     "jvp primal": lambda x: tf.jvp(lambda v: v @ v, (x,), (x,))[0],
-    "jvp tangent": lambda x: tf.jvp(lambda v: v @ v, (x,), (x,))[1],
+    "jvp tangent": lambda x: tf.jvp(lambda v: tnp.sum(v * v), (x,), (x,))[1],
     "vjp primal": lambda x: tf.vjp(lambda v: v @ v, x)[0],
-    "vjp cotangent": lambda x: tf.vjp(lambda t: t * t, 3.0)[1](1.0)[0],
-    "linearize": lambda x: tf.linearize(lambda v: v @ v, x)[1](x),
+    "vjp cotangent": lambda x: tf.vjp(lambda t: x @ (t * x), 3.0)[1](1.0)[0],
+    "vjp zero cotangent": lambda x: tf.vjp(lambda t, n: t * 2.0, 3.0, 2.5)[1](1.0)[1],
+    "linearize": lambda x: tf.linearize(lambda v: tnp.sum(v * v), x)[1](x),
+    "vmap out_axes None": lambda x: tf.vmap(lambda v, c: c @ c, in_axes=(0, None),
+                                            out_axes=None)(np.ones((4, 3)), x),
     "hessian by a scalar": lambda x: tf.hessian(lambda t: t ** 3)(2.0),
 }
 

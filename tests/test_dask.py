@@ -249,6 +249,11 @@ def test_block_breaking_the_guards_gives_the_single_machine_shape_error_naming_i
     assert blocked.value.op == single.value.op and blocked.value.source == single.value.source
 
 
+def test_block_whose_trace_indexes_out_of_range_names_the_block():
+    with pytest.raises(tf.errors.TfIndexError, match=r"block \(1,\) \(index ranges 4:5\)"):
+        tf.dask.map_blocks(lambda b: b[3:4] + b[3], da.from_array(np.arange(5.0), chunks=4))
+
+
 def test_block_failing_its_trace_names_the_block():
     f = lambda b: b.reshape(-1, 2)     # noqa: E731
     with pytest.raises(ShapeError, match=r"block \(2,\) \(index ranges 8:11\)"):
@@ -312,6 +317,21 @@ def test_value_and_grad_skips_blocks_with_no_rows(threads, reduction):
     np.testing.assert_allclose(grad, tf.grad(fn)(w, x[keep], y[keep]), rtol=1e-12)
 
 
+def test_value_and_grad_does_not_trace_blocks_with_no_rows(threads):
+    """A loss that cannot trace on no rows (a max, a first row) still runs on the others."""
+    x, y, w = _data(rows=30)
+    xd = da.from_array(x, chunks=((10, 0, 10, 10), 3))
+    yd = da.from_array(y, chunks=((10, 0, 10, 10),))
+
+    def first_row_loss(w, x, y):
+        return loss(w, x, y) + 0.0 * tnp.max(y) + 0.0 * x[0, 0]
+    value, grad = tf.dask.value_and_grad(first_row_loss, data_argnums=(1, 2))(w, xd, yd)
+    want_value, want_grad = tf.value_and_grad(loss)(w, x, y)
+    assert isinstance(value, np.float64)            # a NumPy scalar, as tf.value_and_grad
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+
+
 def test_value_and_grad_of_no_rows_says_so(threads):
     x, y, w = _data(rows=4)
     with pytest.raises(ShapeError, match="no rows"):
@@ -337,8 +357,15 @@ def test_arguments_given_by_keyword_go_in_their_places(threads):
     np.testing.assert_allclose(per_row.compute(), x @ w, rtol=1e-13)
     out = tf.dask.map_blocks(lambda b, w: b * w, xd, w=w)
     np.testing.assert_array_equal(out.compute(), x * w)
-    with pytest.raises(tf.TfNumbaError, match="multiple values for argument 'x'"):
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
         tf.dask.value_and_grad(loss, data_argnums=(1, 2))(w, xd, yd, x=xd)
+
+    def scaled(w, x, scale=2.0, y=None):
+        return scale * loss(w, x, y)
+    value, _ = tf.dask.value_and_grad(scaled, data_argnums=(1, 3))(w, xd, y=yd)
+    np.testing.assert_allclose(value, 2.0 * want_value, rtol=1e-13)
+    with pytest.raises(UnsupportedError, match=r"\['k'\] are keyword-only"):
+        tf.dask.vmap(lambda w, x, *, k=1.0: x @ w * k, in_axes=(None, 0))(w, xd, k=3.0)
 
 
 def test_map_blocks_of_arrays_that_do_not_broadcast_says_how_blocks_line_up(threads):
@@ -468,6 +495,43 @@ def test_cluster_value_and_grad_computes_every_call_afresh(client):
             np.testing.assert_allclose(vg(w, xd, yd)[0], want_value, rtol=1e-13)
     blocks = [r for r in stream.data if str(r["key"]).startswith("('tfn-block")]
     assert len(blocks) == 2 * xd.numblocks[0]       # not held by workers: a task a block
+
+
+class _StubClient:
+    """What _runs_by_holder asks a distributed client: futures, who holds them, threads."""
+
+    def __init__(self, held, threads):
+        self.held, self.threads = held, threads
+
+    def futures_of(self, arrays):
+        return list(self.held)
+
+    def who_has(self, futures):
+        return self.held
+
+    def nthreads(self):
+        return self.threads
+
+
+def test_runs_by_holder_deals_each_workers_blocks_among_its_threads():
+    from tf_numba.dask.api import _runs_by_holder
+    from tf_numba.dask.blocks import Grid
+    xd = da.zeros((12, 2), chunks=(2, 2))            # 6 blocks
+    yd = da.zeros(12, chunks=2)
+    grid = Grid([xd, yd], rows_only=True)
+    cells = grid.cells()
+    x_key, y_key = (lambda c: grid.block_key(0, c)), (lambda c: grid.block_key(1, c))
+    held = {}
+    for c, (xs, ys) in zip(cells, [("a", "a"), ("a", "a"), ("a", "a"), ("b", "b"),
+                                   ("a", "b"), ("ab", "ab")]):
+        held[x_key(c)], held[y_key(c)] = list(xs), list(ys)
+    del held[y_key(cells[3])]                         # not in memory yet
+    runs = _runs_by_holder(_StubClient(held, {"a": 2, "b": 1}), grid, cells)
+    by_cell = {c: tuple(run) for run in runs for c in run}
+    assert sorted(map(len, runs)) == [1, 1, 1, 1, 2]
+    assert by_cell[cells[0]] == (cells[0],) and by_cell[cells[1]] == by_cell[cells[2]]
+    assert by_cell[cells[3]] == (cells[3],) and by_cell[cells[4]] == (cells[4],)
+    assert by_cell[cells[5]] == (cells[5],)           # the replica goes to idle b
 
 
 def test_cluster_value_and_grad_runs_each_workers_blocks_as_one_task(client, monkeypatch):

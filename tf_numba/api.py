@@ -394,11 +394,11 @@ def vjp(fn, *primals, has_aux=False):
                 raise ShapeError(f"cotangent {i} has shape {_aval(c).shape}, the "
                                  f"output has {aval.shape}", op="vjp", source=user_source())
             cts.append(c)
-        it = iter(_eager_results(eval_program(transposed, residuals + cts)))
+        it = iter(eval_program(transposed, residuals + cts))
         differentiated = set(diff_idx)
         grads = [next(it) if i in differentiated else np.zeros(_aval(x).shape, _aval(x).dtype)
                  for i, x in enumerate(traced.leaves)]
-        return pytree.unflatten(traced.in_tree, grads)
+        return pytree.unflatten(traced.in_tree, _eager_results(grads))
 
     out = pytree.unflatten(out_tree, _eager_results(outs[:k]))
     if has_aux:

@@ -22,7 +22,7 @@ from .core.interpreter import eval_program
 from .core.linear import Zero, has_tangent, instantiate, is_undefined
 from .core.primitive import Primitive, register
 from .core.trace import Tracer, current_builder, user_source
-from .errors import PytreeError, TfNumbaError
+from .errors import ArgumentError, PytreeError, TfNumbaError
 from .transforms import ad
 
 # A (co)tangent known to be zero, as rules with ``symbolic_zeros=True`` see it: it has
@@ -188,8 +188,8 @@ class _BoundRule:
 def _normalize_nondiff(fun, nondiff_argnums):
     nums = tuple(sorted(set(int(i) for i in nondiff_argnums)))
     if any(i < 0 for i in nums):
-        raise TfNumbaError(f"nondiff_argnums={nondiff_argnums!r} of {fun.__qualname__}: "
-                           "give non-negative positions")
+        raise ArgumentError(f"nondiff_argnums={nondiff_argnums!r} of {fun.__qualname__}: "
+                            "give non-negative positions")
     return nums
 
 

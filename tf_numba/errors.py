@@ -69,9 +69,10 @@ class TracerLeakError(TfNumbaError, RuntimeError):
     """A traced value escaped the function being traced and was used afterwards."""
 
 
-class ArgumentError(TfNumbaError, ValueError):
+class ArgumentError(TfNumbaError, ValueError, TypeError):
     """Arguments that do not fit the transform (``argnums``, ``in_axes``, options, the
-    structure of tangents or cotangents), where JAX raises ``ValueError``."""
+    structure of tangents or cotangents, a call that does not bind): JAX raises
+    ``ValueError`` for some of these and ``TypeError`` for others, so this is both."""
 
 
 class ImmutableArrayError(TfNumbaError, TypeError):

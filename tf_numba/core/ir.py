@@ -218,7 +218,8 @@ class Program:
         too) came from. ``fingerprint`` leaves them out, so that equal programs share
         kernels; a cache of plans keys by both, or a plan built from one function would
         name its lines in another function's errors (an index out of range found when
-        the plan runs)."""
+        the plan runs). Python's ``hash`` of the file names: valid in this process only
+        (each process computes its own), never to be shipped or written to disk."""
         if self._source_key is None:
             self._source_key = hash(tuple(_sources(self)))
         return self._source_key

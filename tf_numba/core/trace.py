@@ -381,7 +381,8 @@ def record_guard(a, b, op, relation="=="):
     if builder is None:
         return False
     for g in builder.guards:
-        if g.lhs is a and g.rhs is b and g.relation == relation:
+        if g.relation == relation and ((g.lhs is a and g.rhs is b)
+                                       or (relation == "==" and g.lhs is b and g.rhs is a)):
             return True
     builder.guards.append(Guard(a, b, op, builder.source_override or user_source(), relation))
     return True

@@ -116,7 +116,8 @@ def _tasks(programs, grid, leaves, dask_leaves, graph, token, weights=None, sing
     block keys and inputs."""
     passed = {i: _as_input(leaf) for i, (leaf, j) in enumerate(zip(leaves, dask_leaves))
               if j is None}
-    classes = {cell: programs.for_cell(cell)[0] for cell in cells or grid.cells()}
+    classes = {cell: programs.for_cell(cell)[0]
+               for cell in (grid.cells() if cells is None else cells)}
     consts = [c for cls in classes.values() for c in cls.consts]
     inputs = _Inputs(graph, token, list(passed.values()) + consts, client)
     tasks = {}
@@ -223,17 +224,33 @@ def _positional(fn, args, kwargs, what):
     if not kwargs:
         return args
     import inspect
+    name = getattr(fn, "__name__", fn)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):     # no signature to read (some C callables)
+        raise ArgumentError(f"tf_numba.dask.{what} cannot tell where the keyword arguments "
+                            f"{sorted(kwargs)} go in {name!r}: pass them by position") from None
+    try:
+        bound = signature.bind(*args, **kwargs)
     except TypeError as err:
-        raise TfNumbaError(f"tf_numba.dask.{what} of {getattr(fn, '__name__', fn)!r}: "
-                           f"{err}") from None
-    if bound.kwargs:
+        raise ArgumentError(f"tf_numba.dask.{what} of {name!r}: {err}") from None
+    given, parameters = bound.arguments, list(signature.parameters.values())
+    positional = [q for q in parameters
+                  if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    last = max((i for i, q in enumerate(positional) if q.name in given), default=-1)
+    # one left out before the last one given takes its default (bind checked the others)
+    args = tuple(given[q.name] if q.name in given else q.default
+                 for q in positional[:last + 1])
+    args += tuple(v for q in parameters if q.kind == q.VAR_POSITIONAL
+                  for v in given.get(q.name, ()))
+    rest = [q.name for q in parameters if q.kind == q.KEYWORD_ONLY and q.name in given]
+    rest += [k for q in parameters if q.kind == q.VAR_KEYWORD for k in given.get(q.name, {})]
+    if rest:
         raise UnsupportedError(
-            f"tf_numba.dask.{what} passes arguments to {getattr(fn, '__name__', fn)!r} by "
-            f"position, and {sorted(bound.kwargs)} are keyword-only there: bind them first "
+            f"tf_numba.dask.{what} passes arguments to {name!r} by position, and "
+            f"{sorted(rest)} are keyword-only there: bind them first "
             "(functools.partial) or make them positional")
-    return bound.args
+    return args
 
 
 def _per_arg(spec, args, what):
@@ -349,7 +366,8 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
         arrays, dask_leaves = _split_leaves(leaves)
         grid = Grid(arrays, rows_only=True)
         programs = BlockPrograms(api.value_and_grad(loss, argnums), leaves, in_tree,
-                                 dask_leaves, grid, traces)
+                                 dask_leaves, grid, traces,
+                                 rows=[n for n in grid.chunks[0] if n])
         total = sum(grid.chunks[0])
         if total == 0:
             raise ShapeError("the Dask arrays at data_argnums have no rows: a mean or sum "
@@ -357,7 +375,7 @@ def value_and_grad(loss, argnums=0, data_argnums=1, reduction="mean"):
                              op="tf_numba.dask.value_and_grad")
         weights = {cell: 1 if reduction == "sum" else grid.chunks[0][cell[0]] / total
                    for cell in grid.cells()}
-        flat = _reduce(programs, grid, leaves, dask_leaves, weights)
+        flat = api._eager_results(_reduce(programs, grid, leaves, dask_leaves, weights))
         return pytree.unflatten(programs.out_tree, flat)
     return value_and_grad_fn
 
@@ -383,11 +401,12 @@ def _reduce(programs, grid, leaves, dask_leaves, weights):
     import dask
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
-    for cell in grid.cells():
-        programs.for_cell(cell)         # every trace and guard check before the graph
     # a block with no rows adds nothing to a sum or a mean (its weight is 0, but its own
-    # mean is 0/0: NaN); a filtered array's computed chunk sizes often include some
+    # mean is 0/0: NaN); a filtered array's computed chunk sizes often include some. It is
+    # not traced either: a loss may well not trace on no rows (x[0], a max)
     cells = [cell for cell in grid.cells() if grid.chunks[0][cell[0]]]
+    for cell in cells:
+        programs.for_cell(cell)         # every trace and guard check before the graph
     # fresh keys each call: the answer comes back as NumPy values, so nothing shares
     # them, and an equal call just before may still be releasing keys of the same name
     # (its result then reused, or "could not find data" mid-release)
@@ -433,8 +452,12 @@ def _runs_by_holder(client, grid, cells):
     """``cells`` in groups that run as one task each: the blocks whose inputs are all in
     one worker's memory, dealt in order among that worker's threads; a block whose
     inputs are not held by one worker (not computed yet, or split between workers) runs
-    as a task of its own, where Dask places it. Grouping follows where the data already
-    is, so it moves none, and a worker that holds more blocks than another runs longer:
+    as a task of its own, where Dask places it (arrays persisted one by one may hold a
+    block's rows of X on one worker and of y on another). A block held by several workers
+    goes to the least loaded of them. Grouping follows where the data already is, so the
+    scheduler, placing each task beside its inputs, moves none (an annotation that sends
+    the tasks elsewhere moves the same data as it would ungrouped), and a worker that
+    holds more blocks than another runs longer:
     work stealing would copy whole blocks to rebalance them, every step of a training
     loop over the same data. It costs the client two requests to the scheduler when an
     input is persisted."""
@@ -446,8 +469,9 @@ def _runs_by_holder(client, grid, cells):
     for cell in cells:
         holders = [set(held.get(grid.block_key(j, cell), ())) for j in range(len(grid.arrays))]
         common = set.intersection(*holders)
-        if common:
-            mine.setdefault(min(common), []).append(cell)
+        if common:      # a block held by several (replicated): the least loaded of them
+            worker = min(common, key=lambda a: (len(mine.get(a, ())) / threads.get(a, 1), a))
+            mine.setdefault(worker, []).append(cell)
         else:
             alone.append([cell])
     runs = []

@@ -16,7 +16,7 @@ from .. import api
 from ..core import pytree
 from ..core.shapes import SYMBOLIC_MIN, Sym
 from ..core.symbolic import bind_dims, evaluate
-from ..errors import ShapeError, TfNumbaError, UnsupportedError
+from ..errors import ShapeError, TfIndexError, TfNumbaError, UnsupportedError
 from ..transforms.simplify import simplify
 from .worker import ShippedProgram, block_error
 
@@ -124,7 +124,7 @@ class BlockPrograms:
     index of its Dask array in ``grid.arrays`` or None (passed whole to every block).
     """
 
-    def __init__(self, fn, leaves, in_tree, dask_leaves, grid, traces=None):
+    def __init__(self, fn, leaves, in_tree, dask_leaves, grid, traces=None, rows=None):
         self.fn, self.leaves, self.in_tree = fn, leaves, in_tree
         self.dask_leaves, self.grid = dask_leaves, grid
         self.out_tree = None
@@ -135,8 +135,9 @@ class BlockPrograms:
         self._classes = {}      # class key -> ClassProgram, or None: no symbolic program
         self._checked = {}      # block shapes -> symbol values, for a symbolic class
         self._cells = {}        # cell -> for_cell's answer
-        # one symbolic program only pays when the leading axis has several lengths
-        self._symbolic = len(set(grid.chunks[0])) > 1
+        # one symbolic program only pays when the leading axis has several lengths (of
+        # the blocks that will run: ``rows``, when the caller runs only some)
+        self._symbolic = len(set(grid.chunks[0] if rows is None else rows)) > 1
 
     def _stand_ins(self, cell, symbolic):
         """ShapeDtype stand-ins of the leaves at ``cell``, the rows symbolic or not."""
@@ -217,7 +218,7 @@ class BlockPrograms:
         if cls is None:
             try:
                 cls = self._classes[shapes] = self._trace(cell, False)
-            except ShapeError as err:
+            except (ShapeError, TfIndexError) as err:
                 raise block_error(err, self.grid.label(cell)) from None
         return cls, [aval.shape for aval in cls.out_avals]
 
@@ -227,5 +228,5 @@ class BlockPrograms:
         stand_ins += [api.ShapeDtype(np.shape(c), np.asarray(c).dtype) for c in cls.consts]
         try:
             return bind_dims(cls.shipped.program, stand_ins)
-        except ShapeError as err:
+        except (ShapeError, TfIndexError) as err:
             raise block_error(err, self.grid.label(cell)) from None

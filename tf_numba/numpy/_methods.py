@@ -3,8 +3,6 @@
 Each one forwards to the tnp function of the same meaning, so ``x + 1``, ``x @ w``,
 ``x.sum(axis=0)`` and ``x[::2]`` on a Tracer follow NumPy exactly as the functions do.
 """
-import functools
-
 import numpy as np
 
 from ..core.trace import Tracer, user_source
@@ -18,22 +16,27 @@ def _is_operand(x):
                           tuple))
 
 
+def _named(op, fn):
+    """``op`` named as the tnp function it forwards to: errors name ``add``, not ``op``
+    (its signature stays its own, for ``help``)."""
+    op.__name__ = op.__qualname__ = fn.__name__
+    return op
+
+
 def _forward(fn):
-    @functools.wraps(fn)        # errors name the tnp function (add), not this wrapper
     def op(self, other):
         if not _is_operand(other):
             return NotImplemented
         return fn(self, other)
-    return op
+    return _named(op, fn)
 
 
 def _reflected(fn):
-    @functools.wraps(fn)
     def op(self, other):
         if not _is_operand(other):
             return NotImplemented
         return fn(other, self)
-    return op
+    return _named(op, fn)
 
 
 _BINARY = {
