@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import api
 from ..core import pytree
-from ..errors import ArgumentError, ShapeError, TfNumbaError, UnsupportedError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from .blocks import BlockPrograms, Grid, is_dask_array
 from .worker import add_parts, run_block, run_block_single, run_block_weighted
 
