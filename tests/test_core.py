@@ -247,3 +247,21 @@ def test_import_makes_no_numba_dispatcher_and_helpers_appear_on_first_use():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:3] == ["0", "CPUDispatcher [0.0, 1.0, 2.0] True", "False"]
+
+
+def test_an_error_names_its_op_once():
+    err = TfNumbaError("random.key: the seed is an integer", op="random.key")
+    assert str(err) == "random.key: the seed is an integer"
+    assert str(TfNumbaError("bad seed", op="random.key")) == "random.key: bad seed"
+
+
+def test_scipy_and_dask_are_reached_without_importing_them_first():
+    import subprocess
+    import sys
+    code = ("import tf_numba as tf, sys; assert 'tf_numba.scipy' not in sys.modules; "
+            "print(tf.scipy.special.__name__, tf.dask.vmap.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["tf_numba.scipy.special", "tf_numba.dask.api"]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        tf.nope

@@ -10,7 +10,7 @@ import pytest
 import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba.custom_derivatives import CustomVJPPrimal, SymbolicZero
-from tf_numba.errors import TfNumbaError
+from tf_numba.errors import ShapeError, TfNumbaError
 
 
 # ---------------------------------------------------------------- None cotangents
@@ -89,7 +89,8 @@ def test_bwd_with_wrong_number_of_cotangents_is_an_error():
     def f(x, y):
         return x * y
     f.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g * res[1],))
-    with pytest.raises(TfNumbaError, match="one cotangent .* per differentiable argument, 2"):
+    with pytest.raises(TfNumbaError, match=r"one cotangent .* per differentiable argument "
+                                           r"\(2\); it returned 1 entry"):
         tf.grad(f)(1.0, 2.0)
 
 
@@ -305,3 +306,31 @@ def test_jit_of_grad_through_nondiff_and_none_cotangents_equals_eager():
     eager = tf.grad(loss)(x)
     np.testing.assert_allclose(eager, 5 * x + np.clip(np.tanh(x), -0.1, 0.1), rtol=1e-13)
     np.testing.assert_allclose(tf.jit(tf.grad(loss), tiered=False)(x), eager, rtol=1e-13)
+
+
+def _doubled():
+    @tf.custom_vjp
+    def f(a):
+        return a * 2.0
+    return f
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_bwd_returning_a_cotangent_of_another_shape_is_an_error(jit):
+    """JAX checks it; unchecked, the gradient came back with the cotangent's shape."""
+    f = _doubled()
+
+    def bwd(res, g):
+        return (np.ones(5),)
+    f.defvjp(lambda a: (f(a), None), bwd)
+    grad = tf.grad(lambda a: tnp.sum(f(a)))
+    with pytest.raises(ShapeError, match=r"shape \(5,\) for leaf 0 .* has shape \(3,\)") as info:
+        (tf.jit(grad) if jit else grad)(np.ones(3))
+    assert info.value.source[0] == __file__ and info.value.source[2] == "bwd"
+
+
+def test_bwd_returning_a_bare_value_is_told_to_return_a_tuple():
+    f = _doubled()
+    f.defvjp(lambda a: (f(a), None), lambda res, g: g * 2.0)
+    with pytest.raises(TfNumbaError, match=r"a single value, not a tuple \(return \(g,\)"):
+        tf.grad(lambda a: tnp.sum(f(a)))(np.ones(3))

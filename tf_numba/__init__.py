@@ -45,3 +45,15 @@ __all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jac
 
 from .core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir(tf) shows __all__, not the implementation modules
+
+# modules a user reaches as ``tf.scipy`` or ``tf.dask`` without importing them first, as
+# ``jax.scipy``: imported on first use, not at ``import tf_numba`` (SciPy's surface costs
+# import time; tf.dask needs the optional dask extra, and says so if it is missing)
+_ON_FIRST_USE = ("scipy", "dask")
+
+
+def __getattr__(name):
+    if name in _ON_FIRST_USE:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -123,8 +123,8 @@ def render():
            "Every public name, with the first sentence of its docstring. Generated from the "
            "code by `python -m tf_numba._reference` (`tests/test_reference.py` checks that "
            "this page is current); `help(name)` has the rest. `tf` is `import tf_numba as "
-           "tf`, `tnp` is `import tf_numba.numpy as tnp`; `tf.scipy` needs `import "
-           "tf_numba.scipy`, `tf.dask` needs `import tf_numba.dask` and the `dask` extra. "
+           "tf`, `tnp` is `import tf_numba.numpy as tnp`; `tf.scipy` and `tf.dask` are "
+           "imported on first use (`tf.dask` needs the `dask` extra). "
            "`docs/scipy.md` details accuracy and derivatives of `tf.scipy`.", "",
            "## Modules", ""]
     for module in modules:

@@ -17,12 +17,14 @@ zero (co)tangents as ``SymbolicZero`` values and ``fwd`` sees ``CustomVJPPrimal`
 import functools
 import inspect
 
+import numpy as np
+
 from .core import pytree
 from .core.interpreter import eval_program
 from .core.linear import Zero, has_tangent, instantiate, is_undefined
 from .core.primitive import Primitive, register
-from .core.trace import Tracer, current_builder, user_source
-from .errors import ArgumentError, PytreeError, TfNumbaError
+from .core.trace import SourceInfo, Tracer, current_builder, user_source
+from .errors import ArgumentError, PytreeError, ShapeError, TfNumbaError
 from .transforms import ad
 
 # A (co)tangent known to be zero, as rules with ``symbolic_zeros=True`` see it: it has
@@ -171,18 +173,38 @@ class _BoundRule:
         return self.owner.fwd(*self.full_args(diff))
 
     def bwd_leaves(self, res, ct):
-        """The cotangent of each leaf of the differentiable arguments, None for zero."""
-        in_cts = self.owner.bwd(*self.static, res, self._instantiated(ct))
+        """The cotangent of each leaf of the differentiable arguments, None for zero; each
+        checked to have its argument's shape, as JAX checks (a cotangent of another shape
+        would come back as a gradient of that shape)."""
+        bwd = self.owner.bwd
+        in_cts = bwd(*self.static, res, self._instantiated(ct))
         name = self.owner.fun.__qualname__
+        where = _defined_at(bwd)
         n_diff = len(self.diff_args)
         if not isinstance(in_cts, (tuple, list)) or len(in_cts) != n_diff:
-            got = f"{len(in_cts)} entries" if isinstance(in_cts, (tuple, list)) else \
-                type(in_cts).__name__
+            got = (f"{len(in_cts)} entr{'y' if len(in_cts) == 1 else 'ies'}"
+                   if isinstance(in_cts, (tuple, list)) else
+                   "a single value, not a tuple (return (g,) for one argument)")
             raise TfNumbaError(f"bwd of {name} must return a tuple with one cotangent (or "
-                               f"None) per differentiable argument, {n_diff}, got {got}",
-                               op="custom_vjp_call")
-        return _leaves_or_none(self.in_tree, tuple(in_cts), f"the cotangents bwd of {name} "
-                               "returned")
+                               f"None) per differentiable argument ({n_diff}); it returned "
+                               f"{got}", op="custom_vjp", source=where)
+        leaves = _leaves_or_none(self.in_tree, tuple(in_cts), f"the cotangents bwd of {name} "
+                                 "returned")
+        for k, (c, primal) in enumerate(zip(leaves, pytree.flatten(self.diff_args)[0])):
+            if c is not None and tuple(np.shape(c)) != tuple(np.shape(primal)):
+                raise ShapeError(f"bwd of {name} returned a cotangent of shape "
+                                 f"{tuple(np.shape(c))} for leaf {k} of its differentiable "
+                                 f"arguments, which has shape {tuple(np.shape(primal))}: a "
+                                 "cotangent has its argument's shape", op="custom_vjp",
+                                 source=where)
+        return leaves
+
+
+def _defined_at(fn):
+    """Where the user's rule ``fn`` is defined, for an error about what it returned."""
+    code = getattr(fn, "__code__", None)
+    return None if code is None else SourceInfo((code.co_filename, code.co_firstlineno,
+                                                 code.co_name))
 
 
 def _normalize_nondiff(fun, nondiff_argnums):

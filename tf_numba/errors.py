@@ -15,7 +15,8 @@ class TfNumbaError(Exception):
         super().__init__(self._render())
 
     def _render(self):
-        text = f"{self.op}: {self.detail}" if self.op else self.detail
+        named = self.op and not self.detail.startswith(f"{self.op}: ")   # said once
+        text = f"{self.op}: {self.detail}" if named else self.detail
         if self.source:
             text += f"\n  at {self.source}"
         return text
