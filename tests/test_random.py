@@ -16,7 +16,7 @@ from scipy import stats
 import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import random
-from tf_numba.errors import ShapeError
+from tf_numba.errors import DTypeError, ShapeError
 from tf_numba.ops.special import erf_inv
 
 N = 4000
@@ -335,3 +335,20 @@ def test_traced_threefry_runs_in_32_bit_words():
     program = tf.make_program(lambda k: random.normal(k, (64,), np.float32))(KEY)
     kinds = collections.Counter(v.aval.dtype.name for e in program.eqns for v in e.outvars)
     assert kinds["int32"] > 100 and kinds["int64"] <= 8, kinds  # int64: key words, counters
+
+
+def test_gamma_of_a_non_positive_shape_is_nan_and_keeps_the_others_bits():
+    key = tf.random.key(3)
+    good = np.array([2.5, 3.0, 0.5, 1.0])
+    bad = np.array([2.5, -1.0, 0.5, 0.0])
+    with np.errstate(all="raise"):
+        got = tf.random.gamma(key, bad)
+    want = tf.random.gamma(key, good)
+    assert np.isnan(got[[1, 3]]).all()
+    np.testing.assert_array_equal(got[[0, 2]], want[[0, 2]])
+    np.testing.assert_array_equal(tf.jit(tf.random.gamma)(key, bad), got)
+
+
+def test_permutation_of_a_float_length_is_an_error():
+    with pytest.raises(DTypeError, match="integer .* got float 5.0"):
+        tf.random.permutation(tf.random.key(0), 5.0)

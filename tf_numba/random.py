@@ -464,6 +464,10 @@ def permutation(key, x, axis=0, independent=False):
     together, or each slice on its own with ``independent``), as
     ``jax.random.permutation``."""
     if np.ndim(x) == 0 and not isinstance(x, Tracer):
+        if not isinstance(x, (int, np.integer)) or isinstance(x, bool):
+            raise DTypeError(f"random.permutation: x is an integer (a length) or an array "
+                             f"of at least one axis, got {type(x).__name__} {x!r}",
+                             op="random.permutation")
         return _shuffle(key, tnp.arange(int(x)), 0)
     x = tnp.asarray(x)
     axis = axis % x.ndim
@@ -605,7 +609,11 @@ def gamma(key, a, shape=None, dtype=np.float64):
     dtype = _float_dtype(dtype, "gamma")
     shape = _param_shape(shape, (a,), "gamma")
     a = tnp.broadcast_to(tnp.asarray(a, dtype=dtype), shape)
-    return _gamma_sample_fn()(key, a)
+    # a <= 0 (or NaN) has no distribution: NaN there, as JAX gives; the sampler runs on
+    # a = 1 in its place (each element draws from its own bits, so the others' are kept)
+    valid = a > 0
+    samples = _gamma_sample_fn()(key, tnp.where(valid, a, 1.0))
+    return tnp.where(valid, samples, np.nan)
 
 
 def beta(key, a, b, shape=None, dtype=np.float64):
