@@ -455,3 +455,23 @@ _ZERO_D_RESULTS = {         # each a 0-d ndarray before, but the mean's and the 
 def test_eager_zero_d_results_are_numpy_scalars_whichever_op_made_them(name):
     value = _ZERO_D_RESULTS[name](np.arange(3.0))
     assert isinstance(value, np.float64) and not isinstance(value, np.ndarray), repr(value)
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "hessian"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_jacobians_with_has_aux_return_the_auxiliary_output_as_jax(transform, jit):
+    x = np.array([0.3, -0.7, 1.1])
+
+    def f(v):
+        out = tnp.sum(tnp.sin(v) * v ** 2) if transform == "hessian" else tnp.sin(v) * v[0]
+        return out, {"cos": tnp.cos(v), "count": 3}
+    with_aux = getattr(tf, transform)(f, has_aux=True)
+    jac, aux = (tf.jit(with_aux) if jit else with_aux)(x)
+    plain = getattr(tf, transform)(lambda v: f(v)[0])(x)
+    np.testing.assert_allclose(jac, plain, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(aux["cos"], np.cos(x), rtol=1e-15)
+    assert int(aux["count"]) == 3
+    if transform == "jacrev":       # analytic: d(sin(v) v0)/dv = diag(cos v) v0 + e0 sin v
+        want = np.diag(np.cos(x)) * x[0]
+        want[:, 0] += np.sin(x)
+        np.testing.assert_allclose(jac, want, rtol=1e-14, atol=1e-15)

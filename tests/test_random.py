@@ -198,6 +198,11 @@ def test_a_batch_of_keys_is_an_error_that_says_vmap():
         random.key(1.5)
 
 
+def test_a_float_key_is_a_dtype_error():
+    with pytest.raises(DTypeError, match=r"a key is a \(2,\) integer array .* got float64"):
+        random.normal(np.array([1.0, 2.0]), (3,))
+
+
 def test_uint32_keys_from_jax_are_accepted():
     k = random.key(5)
     np.testing.assert_array_equal(random.bits(k.astype(np.uint32), (3,)), random.bits(k, (3,)))

@@ -549,7 +549,9 @@ def _split_axis(x, sizes, axis, leading_shape, shapes):
     return pieces
 
 
-def _jacobian(fn, argnums, forward):
+def _jacobian(fn, argnums, forward, has_aux=False):
+    fname = "jacfwd" if forward else "jacrev"
+
     @functools.wraps(fn)
     def jacobian_fn(*args):
         nums = _normalize_argnums(argnums, len(args))
@@ -573,14 +575,21 @@ def _jacobian(fn, argnums, forward):
             basis, sizes = _std_basis(in_avals)
 
             def push(*ts):
-                return jvp(partial_fn, diff_args, pytree.unflatten(in_tree, ts))[1]
-            columns = vmap(push, 0, -1)(*basis)
+                primal, tangent = jvp(partial_fn, diff_args, pytree.unflatten(in_tree, ts))
+                if not has_aux:
+                    return tangent
+                _split_aux(primal, True, fname)
+                return tangent[0], primal[1]    # aux: the primal's, the same in every column
+            columns = vmap(push, 0, (-1, None) if has_aux else -1)(*basis)
+            if has_aux:
+                columns, aux = columns
             out_leaves, out_tree = pytree.flatten(columns)
             blocks = [_split_axis(c, sizes, -1, _aval(_as_array(c)).shape[:-1], in_shapes)
                       for c in out_leaves]
         else:
             # one VJP, pulled back along a batch of one-hot cotangents (JAX's jacrev)
-            out, f_vjp = vjp(partial_fn, *diff_args)
+            out, f_vjp, *aux = vjp(partial_fn, *diff_args, has_aux=has_aux)
+            aux = aux[0] if has_aux else None
             out_leaves, out_tree = pytree.flatten(out)
             out_avals = [_aval(_as_array(x)) for x in out_leaves]
             basis, sizes = _std_basis(out_avals)
@@ -595,25 +604,28 @@ def _jacobian(fn, argnums, forward):
         per_out = [pytree.unflatten(in_tree, _eager_results(row)) for row in blocks]
         if isinstance(argnums, numbers.Integral):
             per_out = [p[0] for p in per_out]
-        return pytree.unflatten(out_tree, per_out)
+        jac = pytree.unflatten(out_tree, per_out)
+        return (jac, aux) if has_aux else jac
     return jacobian_fn
 
 
-def jacfwd(fn, argnums=0):
+def jacfwd(fn, argnums=0, has_aux=False):
     """The Jacobian by forward mode (a JVP vmapped over the input basis): shape
-    out.shape + in.shape."""
-    return _jacobian(fn, argnums, forward=True)
+    out.shape + in.shape. With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the
+    result is ``(jacobian, aux)``, as in JAX."""
+    return _jacobian(fn, argnums, forward=True, has_aux=has_aux)
 
 
-def jacrev(fn, argnums=0):
+def jacrev(fn, argnums=0, has_aux=False):
     """The Jacobian by reverse mode (one VJP, vmapped over the output basis): shape
-    out.shape + in.shape."""
-    return _jacobian(fn, argnums, forward=False)
+    out.shape + in.shape. ``has_aux`` as in ``jacfwd``."""
+    return _jacobian(fn, argnums, forward=False, has_aux=has_aux)
 
 
-def hessian(fn, argnums=0):
-    """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function."""
-    return jacfwd(jacrev(fn, argnums), argnums)
+def hessian(fn, argnums=0, has_aux=False):
+    """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function
+    (``has_aux``: ``f`` returns ``(output, aux)``, the result is ``(hessian, aux)``)."""
+    return jacfwd(jacrev(fn, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
 
 
 jacobian = jacrev   # jax.jacobian's name: reverse mode

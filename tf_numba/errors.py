@@ -80,8 +80,9 @@ class ImmutableArrayError(TfNumbaError, TypeError):
     """An in-place update of a traced array (``x[i] = v``): use ``x.at[i].set(v)``."""
 
 
-class PytreeError(TfNumbaError, TypeError):
-    """A pytree that does not match the expected structure."""
+class PytreeError(TfNumbaError, TypeError, ValueError):
+    """A pytree that does not match the expected structure (JAX raises ValueError for
+    mismatched trees, and TypeError for a leaf it cannot take: this is both)."""
 
 
 class RuntimeUsageError(TfNumbaError):

@@ -127,8 +127,9 @@ def _key_error(key, what):
     shape, dt = tuple(np.shape(key)), getattr(key, "dtype", type(key).__name__)
     hint = (" For a batch of keys (from split(key, n)), vmap over them: "
             f"tf.vmap(lambda k: random.{what}(k, ...))(keys).") if len(shape) > 1 else ""
-    return ShapeError(f"random.{what}: a key is a (2,) integer array from random.key or "
-                      f"random.split, got {dt} of shape {shape}.{hint}", op=f"random.{what}")
+    cls = DTypeError if shape == (2,) else ShapeError      # a float key, or a batch of them
+    return cls(f"random.{what}: a key is a (2,) integer array from random.key or "
+               f"random.split, got {dt} of shape {shape}.{hint}", op=f"random.{what}")
 
 
 def _words_out(w0, w1, eager):
