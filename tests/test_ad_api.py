@@ -475,3 +475,9 @@ def test_jacobians_with_has_aux_return_the_auxiliary_output_as_jax(transform, ji
         want = np.diag(np.cos(x)) * x[0]
         want[:, 0] += np.sin(x)
         np.testing.assert_allclose(jac, want, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
+def test_a_jacobian_with_has_aux_of_a_function_returning_no_pair_names_itself(transform):
+    with pytest.raises(ValueError, match=rf"{transform}\(\.\.\., has_aux=True\) needs .* pair"):
+        getattr(tf, transform)(lambda v: tnp.sin(v), has_aux=True)(np.ones(3))

@@ -588,7 +588,9 @@ def _jacobian(fn, argnums, forward, has_aux=False):
                       for c in out_leaves]
         else:
             # one VJP, pulled back along a batch of one-hot cotangents (JAX's jacrev)
-            out, f_vjp, *aux = vjp(partial_fn, *diff_args, has_aux=has_aux)
+            checked = (lambda *d: _split_aux(partial_fn(*d), True, fname)) if has_aux \
+                else partial_fn         # a function that returns no pair: jacrev's error
+            out, f_vjp, *aux = vjp(checked, *diff_args, has_aux=has_aux)
             aux = aux[0] if has_aux else None
             out_leaves, out_tree = pytree.flatten(out)
             out_avals = [_aval(_as_array(x)) for x in out_leaves]
