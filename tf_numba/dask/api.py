@@ -457,10 +457,9 @@ def _runs_by_holder(client, grid, cells):
     goes to the least loaded of them. Grouping follows where the data already is, so the
     scheduler, placing each task beside its inputs, moves none (an annotation that sends
     the tasks elsewhere moves the same data as it would ungrouped), and a worker that
-    holds more blocks than another runs longer:
-    work stealing would copy whole blocks to rebalance them, every step of a training
-    loop over the same data. It costs the client two requests to the scheduler when an
-    input is persisted."""
+    holds more blocks than another runs longer: work stealing would copy whole blocks to
+    rebalance them, every step of a training loop over the same data. It costs the
+    client two requests to the scheduler when an input is persisted."""
     futures = client.futures_of(grid.arrays)
     if not futures:                 # no input is persisted: nothing is held yet
         return [[cell] for cell in cells]
