@@ -357,3 +357,28 @@ def test_gamma_of_a_non_positive_shape_is_nan_and_keeps_the_others_bits():
 def test_permutation_of_a_float_length_is_an_error():
     with pytest.raises(DTypeError, match="integer .* got float 5.0"):
         tf.random.permutation(tf.random.key(0), 5.0)
+
+
+@pytest.mark.parametrize("n, m", [(4, 4), (3, 5), (5, 2)])
+def test_orthogonal_is_haar_distributed_and_orthonormal(n, m):
+    q = random.orthogonal(KEY, n, (N,), m=m)
+    assert q.shape == (N, n, m) and q.dtype == np.float64
+    gram = q @ np.swapaxes(q, -1, -2) if n <= m else np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(min(n, m)), gram.shape),
+                               atol=1e-13)
+    # Haar: every entry has mean 0 and variance 1/max(n, m); for square Q, tr Q has mean 0
+    # and mean square 1 (Diaconis and Shahshahani 1994). QR without the sign fix fails both.
+    se = math.sqrt(1 / max(n, m) / N)
+    assert np.abs(q.mean(axis=0)).max() < 5 * se
+    np.testing.assert_allclose(q.var(axis=0), 1 / max(n, m), rtol=0.1)
+    if n == m:
+        tr = np.trace(q, axis1=-2, axis2=-1)
+        assert abs(tr.mean()) < 5 / math.sqrt(N) and abs(np.mean(tr ** 2) - 1) < 0.1
+
+
+def test_orthogonal_equals_jax(jr):
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        theirs = jax.jit(lambda k: jr.orthogonal(k, 3, (2,), np.float64, 5))(jr.PRNGKey(5))
+    np.testing.assert_allclose(random.orthogonal(random.key(5), 3, (2,), m=5),
+                               np.asarray(theirs), atol=1e-14)

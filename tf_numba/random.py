@@ -39,7 +39,7 @@ from .ops.special import erf_inv
 
 __all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
-           "multivariate_normal", "normal", "permutation", "poisson", "randint", "shuffle",
+           "multivariate_normal", "normal", "orthogonal", "permutation", "poisson", "randint", "shuffle",
            "split", "t", "truncated_normal", "uniform"]
 
 _MASK = 0xFFFFFFFF
@@ -384,6 +384,20 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64, method="ch
                          f"'svd', got {method!r}")
     z = normal(key, tuple(shape) + tuple(mean.shape[-1:]), dtype)
     return mean + tnp.einsum("...ij,...j->...i", factor, z)
+
+
+def orthogonal(key, n, shape=(), dtype=np.float64, m=None):
+    """Matrices ``(*shape, n, m)`` uniform on the orthogonal group O(n) (``m`` defaults
+    to ``n``; for ``n != m`` the shorter side is orthonormal), as ``jax.random.orthogonal``:
+    the QR of a normal matrix, each column of Q signed by R's diagonal (Mezzadri 2007,
+    "How to generate random matrices from the classical compact groups")."""
+    dtype = _float_dtype(dtype, "orthogonal")
+    m = n if m is None else m
+    n, m = int(n), int(m)
+    z = normal(key, _shape_of(shape, "orthogonal") + (max(n, m), min(n, m)), dtype)
+    q, r = tnp.linalg.qr(z)
+    q = q * tnp.expand_dims(tnp.sign(tnp.diagonal(r, axis1=-2, axis2=-1)), -2)
+    return tnp.swapaxes(q, -1, -2) if n < m else q
 
 
 # ---------------------------------------------------------------- discrete samplers

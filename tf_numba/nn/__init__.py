@@ -22,21 +22,21 @@ import numpy as np
 
 import tf_numba.numpy as tnp
 
-from .core import dtypes
-from .core.linear import aval_of
-from .core.shapes import Sym
-from .errors import DTypeError, ShapeError, UnsupportedError
-from .numpy import _promote as P
-from .numpy.reductions import _count
-from .ops import elementwise as ew
-from .ops import layout
+from ..core import dtypes
+from ..core.linear import aval_of
+from ..core.shapes import Sym
+from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..numpy import _promote as P
+from ..numpy.reductions import _count
+from ..ops import elementwise as ew
+from ..ops import layout
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "sigmoid", "log_sigmoid",
            "silu", "swish", "softplus", "soft_sign", "hard_tanh", "hard_sigmoid", "gelu",
            "glu", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
            "standardize", "one_hot", "softmax_cross_entropy",
            "binary_cross_entropy_with_logits", "mean_squared_error", "huber_loss", "conv",
-           "max_pool", "avg_pool"]
+           "max_pool", "avg_pool", "initializers"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -527,7 +527,7 @@ def conv(x, kernel, strides=1, padding="SAME", *, lhs_dilation=None, rhs_dilatio
     >>> nn.conv(np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 4))).shape
     (1, 5, 5, 4)
     """
-    from . import windows
+    from .. import windows
     rank = len(_shape(x))
     letters = "HWDABEFGJKLMPQRSTUVXYZ"[:rank - 2]
     n_sp = rank - 2
@@ -563,7 +563,7 @@ def max_pool(x, window_shape, strides=None, padding="VALID"):
     array([[ 5.,  7.],
            [13., 15.]])
     """
-    from . import windows
+    from .. import windows
     window, steps, padding = _pool(x, window_shape, strides, padding, "max_pool")
     x = P.asarray(x)
     lowest = -np.inf if dtypes.is_inexact(_dt(x)) else np.iinfo(_dt(x)).min
@@ -578,7 +578,7 @@ def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=T
     array([[ 2.5,  4.5],
            [10.5, 12.5]])
     """
-    from . import windows
+    from .. import windows
     window, steps, padding = _pool(x, window_shape, strides, padding, "avg_pool")
     x = _float(x, "avg_pool")
     total = windows.reduce_window(x, 0.0, windows.add, window, steps, padding)
@@ -588,5 +588,6 @@ def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=T
     return total / windows.reduce_window(ones, 0.0, windows.add, window, steps, padding)
 
 
+from . import initializers  # noqa: E402  (tf.nn.initializers, as jax.nn.initializers)
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
