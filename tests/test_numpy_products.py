@@ -114,3 +114,33 @@ def test_shape_mismatches_name_the_function_and_shapes():
         tnp.matmul(np.float64(1.0), np.ones(3))
     with pytest.raises(ShapeError, match="tensordot"):
         tnp.tensordot(np.ones((2, 3)), np.ones((2, 3)), ([0], [1]))
+
+
+# ---------------------------------------------------------------- JAX's keywords
+
+def test_jax_precision_and_preferred_element_type_on_products():
+    from tf_numba import lax
+    from tf_numba.errors import ArgumentError
+    rng = np.random.default_rng(3)
+    a32, b32 = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(4, 2)).astype(
+        np.float32)
+    wide = a32.astype(np.float64) @ b32.astype(np.float64)
+    for fn in (tnp.dot, tnp.matmul, lambda a, b, **k: tnp.einsum("ij,jk->ik", a, b, **k),
+               lambda a, b, **k: tnp.tensordot(a, b, 1, **k),
+               lambda a, b, **k: tnp.inner(a, b.T, **k)):
+        same = fn(a32, b32, precision=lax.Precision.HIGHEST)
+        assert same.dtype == np.float32
+        np.testing.assert_allclose(same, wide, rtol=1e-5)
+        out = fn(a32, b32, precision=("high", "highest"), preferred_element_type=np.float64)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out, wide, rtol=1e-14)
+        with pytest.raises(ArgumentError, match="precision"):
+            fn(a32, b32, precision="fast")
+    v = tnp.vdot(a32, a32, preferred_element_type=np.float64)
+    assert v.dtype == np.float64
+    np.testing.assert_allclose(v, np.sum(a32.astype(np.float64) ** 2), rtol=1e-14)
+    ints = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = tnp.matmul(ints, ints.T, preferred_element_type=np.float32)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, (ints @ ints.T).astype(np.float32))
+    assert tnp.dot(2.0, a32, preferred_element_type=np.float64).dtype == np.float64

@@ -89,3 +89,24 @@ def test_preferred_element_type_cotangents_keep_operand_dtypes(rng):
 def test_complex_derivatives(rng):
     args = [rand(rng, (5, 2, 3), np.complex128), rand(rng, (5, 3, 4), np.complex128)]
     check_grads(lambda a, b: C.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), args, rng)
+
+
+def test_integer_products_may_accumulate_in_any_float():
+    # as JAX's int8 x int8 -> float32: int32 does not cast safely to float32, yet it may
+    # accumulate there (the products are rounded once, like JAX's)
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = evaluate(lambda a: C.dot_general(a, a, (((1,), (1,)), ((), ())), np.float32), a)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, (a @ a.T).astype(np.float32))
+
+
+def test_precision_names_and_pairs_are_accepted_and_others_are_errors():
+    from tf_numba.errors import ArgumentError
+    P = C.Precision
+    assert P("highest") is P("float32") is P.HIGHEST and P("tensorfloat32") is P.HIGH
+    assert P("fastest") is P("bfloat16") is P.DEFAULT and str(P.HIGH) == "HIGH"
+    for ok in (None, P.HIGH, "default", ("high", "highest"), [P.DEFAULT, P.HIGHEST]):
+        C.check_precision(ok, "dot")
+    for bad in ("fast", 3, (P.HIGH, "nope"), (P.HIGH,) * 3):
+        with pytest.raises(ArgumentError, match="dot: precision"):
+            C.check_precision(bad, "dot")

@@ -449,3 +449,73 @@ def test_product_patches_transpose_is_col2im_of_the_product_and_differentiable()
                                             in_shape=(2, 5, 2, 2), **frame)
     np.testing.assert_allclose(f(g, w), want, rtol=1e-13)
     check_grads(f, (g, w), order=1)
+
+
+# ---------------------------------------------------------------- output shapes
+
+SHAPE_CASES = [((2, 9, 8, 3), (3, 2, 3, 5), (2, 3), "SAME", ("NHWC", "HWIO", "NHWC")),
+               ((2, 3, 9, 8), (5, 3, 3, 2), (1, 2), "VALID", ("NCHW", "OIHW", "NCHW")),
+               ((2, 9, 3, 8), (3, 5, 2, 3), (2, 2), ((1, 2), (0, -1)),
+                ("NHCW", "HOWI", "WNCH")),
+               ((4, 7, 2), (3, 2, 6), (3,), "SAME", ("NHC", "HIO", "NHC"))]
+
+
+@pytest.mark.parametrize("lhs, rhs, strides, padding, dn", SHAPE_CASES)
+def test_conv_shape_tuples_are_the_shapes_the_convolutions_compute(lhs, rhs, strides,
+                                                                   padding, dn):
+    x, w = np.ones(lhs), np.ones(rhs)
+    shape = lax.conv_general_shape_tuple(lhs, rhs, strides, padding, dn)
+    assert shape == lax.conv_general_dilated(x, w, strides, padding,
+                                             dimension_numbers=dn).shape
+    assert all(type(d) is int for d in shape)
+    perms = lax.conv_general_permutations(dn)
+    assert perms == tuple(lax.conv_dimension_numbers(lhs, rhs, dn))
+    canonical = lax.conv_shape_tuple([lhs[a] for a in perms[0]], [rhs[a] for a in perms[1]],
+                                     strides, padding)
+    assert tuple(canonical[perms[2].index(i)] for i in range(len(lhs))) == shape
+    if isinstance(padding, str):
+        t_shape = lax.conv_transpose_shape_tuple(lhs, rhs, strides, padding, dn)
+        assert t_shape == lax.conv_transpose(x, w, strides, padding,
+                                             dimension_numbers=dn).shape
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID", ((1, 0), (2, 1), (0, 0))])
+def test_reduce_window_shape_tuple_is_the_shape_reduce_window_computes(padding):
+    x = np.ones((5, 8, 3))
+    for base, wdil in [(None, None), ((1, 2, 1), (2, 1, 1))]:
+        shape = lax.reduce_window_shape_tuple(x.shape, (2, 3, 1), (1, 2, 1), padding, base,
+                                              wdil)
+        assert shape == lax.reduce_window(x, 0.0, lax.add, (2, 3, 1), (1, 2, 1), padding,
+                                          base, wdil).shape
+
+
+def test_shape_tuples_equal_jax():
+    jax = pytest.importorskip("jax")
+    for lhs, rhs, strides, padding, dn in SHAPE_CASES:
+        assert lax.conv_general_shape_tuple(lhs, rhs, strides, padding, dn) == tuple(
+            jax.lax.conv_general_shape_tuple(lhs, rhs, strides, padding, dn))
+        assert lax.conv_general_permutations(dn) == jax.lax.conv_general_permutations(dn)
+        if isinstance(padding, str):
+            assert lax.conv_transpose_shape_tuple(lhs, rhs, strides, padding, dn) == tuple(
+                jax.lax.conv_transpose_shape_tuple(lhs, rhs, strides, padding, dn))
+    pads = ((1, 0), (2, 1), (0, 0))
+    assert lax.reduce_window_shape_tuple((5, 8, 3), (2, 3, 1), (1, 2, 1), pads, (1, 2, 1),
+                                         (2, 1, 1)) == tuple(
+        jax.lax.reduce_window_shape_tuple((5, 8, 3), (2, 3, 1), (1, 2, 1), pads, (1, 2, 1),
+                                          (2, 1, 1)))
+    assert lax.conv_shape_tuple((2, 3, 9, 8), (5, 3, 3, 2), (2, 1), "SAME") == tuple(
+        jax.lax.conv_shape_tuple((2, 3, 9, 8), (5, 3, 3, 2), (2, 1), "SAME"))
+
+
+def test_lax_dot_and_dot_general_promote_and_take_jax_keywords():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=4).astype(np.float32)
+    out = lax.dot(a, b, precision=lax.Precision.HIGHEST)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, a @ b.astype(np.float64), rtol=1e-14)
+    x, y = RNG.normal(size=(5, 2, 3)), RNG.normal(size=(5, 3, 4))
+    np.testing.assert_allclose(lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))), "highest"),
+                               x @ y, rtol=1e-14)
+    with pytest.raises(ShapeError, match="dot_general with dimension_numbers"):
+        lax.dot(x, y)
+    g = tf.grad(lambda m: tnp.sum(lax.dot(m, b.astype(np.float64)) ** 2))(a)
+    np.testing.assert_allclose(g, 2 * np.outer(a @ b, b), rtol=1e-6)

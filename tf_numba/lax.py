@@ -21,19 +21,24 @@ from .core import dtypes, pytree
 from .core.ir import ShapedArray, Var, aval_of_value
 from .core.trace import Tracer, user_source
 from .errors import ShapeError, TfNumbaError
-from .ops import control
+from .ops import contraction, control
+from .ops.contraction import check_precision
 from .ops import elementwise as ew
 from .ops import indexing, layout
+from .ops.contraction import Precision
 from .windows import (ConvDimensionNumbers, add, conv, conv_dimension_numbers,
-                      conv_general_dilated, conv_transpose, max, min, mul, padtype_to_pads,
-                      reduce_window)
+                      conv_general_dilated, conv_general_permutations, conv_general_shape_tuple,
+                      conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, max, min,
+                      mul, padtype_to_pads, reduce_window, reduce_window_shape_tuple)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint",
            "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
-           "conv_transpose", "padtype_to_pads", "reduce_window", "add", "max", "min", "mul",
+           "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+           "conv_transpose", "conv_transpose_shape_tuple", "padtype_to_pads", "reduce_window",
+           "reduce_window_shape_tuple", "add", "max", "min", "mul",
            "select", "map", "associative_scan", "dynamic_slice", "dynamic_update_slice",
            "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
-           "dynamic_update_index_in_dim"]
+           "dynamic_update_index_in_dim", "Precision", "dot", "dot_general"]
 
 
 def _leaf(x):
@@ -275,6 +280,41 @@ def select(pred, on_true, on_false):
     array([1., 4.])
     """
     return ew.select(_leaf(pred), _leaf(on_true), _leaf(on_false))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """The general contraction ``jax.lax.dot_general``: ``dimension_numbers =
+    ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``, output axes batch, lhs
+    free, rhs free; the operands promoted to one dtype, accumulated in
+    ``preferred_element_type`` when given; ``precision`` (a ``Precision``) is accepted and
+    means nothing on a CPU.
+
+    >>> dot_general(np.ones((5, 2, 3)), np.ones((5, 3, 4)), (((2,), (1,)), ((0,), (0,)))).shape
+    (5, 2, 4)
+    """
+    from .numpy import _promote as P
+    check_precision(precision, "dot_general")
+    a, b = P.asarray(lhs), P.asarray(rhs)
+    dt = P.result_type(a, b)
+    return contraction.dot_general(P.cast(a, dt), P.cast(b, dt), dimension_numbers,
+                                   preferred_element_type)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """The vector/matrix product ``jax.lax.dot`` of operands of rank 1 or 2: ``lhs``'s last
+    axis contracted with ``rhs``'s first (``dot_general`` for other ranks).
+
+    >>> dot(np.ones((2, 3)), np.ones(3))
+    array([3., 3.])
+    """
+    la, ra = _aval(_leaf(lhs)), _aval(_leaf(rhs))
+    if not (1 <= la.ndim <= 2 and 1 <= ra.ndim <= 2) or la.shape[-1] != ra.shape[0]:
+        raise ShapeError(f"lax.dot multiplies vectors and matrices of matching inner sizes, "
+                         f"got shapes {tuple(la.shape)} and {tuple(ra.shape)}; use "
+                         "lax.dot_general with dimension_numbers for other ranks",
+                         op="dot", source=user_source())
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - jax.lax's name

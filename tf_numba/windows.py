@@ -42,7 +42,9 @@ from .ops import layout, reductions, windows
 from .ops.layout import located
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
-           "conv_transpose", "padtype_to_pads", "reduce_window", "add", "max", "min", "mul"]
+           "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+           "conv_transpose", "conv_transpose_shape_tuple", "padtype_to_pads", "reduce_window",
+           "reduce_window_shape_tuple", "add", "max", "min", "mul"]
 
 
 class ConvDimensionNumbers(tuple):
@@ -76,6 +78,27 @@ def _spec_from_string(spec, pair, rhs_spec):
     return (spec.index(pair[0]), spec.index(pair[1])) + tuple(spatial)
 
 
+def conv_general_permutations(dimension_numbers):
+    """The axis permutations ``(lhs, rhs, out)`` of three spec strings such as
+    ``("NHWC", "HWIO", "NHWC")``: each lists the axes of (batch, feature, spatial...), of
+    (out feature, in feature, spatial...) for rhs, the spatial ones in the kernel's order.
+
+    >>> conv_general_permutations(("NHWC", "HWIO", "NHWC"))
+    ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    """
+    if len(dimension_numbers) != 3 or not all(isinstance(s, str) for s in dimension_numbers):
+        raise ShapeError(f"dimension_numbers must be three spec strings (lhs, rhs, out), got "
+                         f"{dimension_numbers!r}", op="conv_general_dilated")
+    lhs, rhs, out = dimension_numbers
+    for spec, pair, what in ((lhs, "NC", "lhs"), (rhs, "OI", "rhs"), (out, "NC", "out")):
+        _check_letters(spec, pair, what)
+    if not set(lhs) - set("NC") == set(rhs) - set("OI") == set(out) - set("NC"):
+        raise ShapeError(f"dimension_numbers {dimension_numbers} must name the same "
+                         "spatial letters in all three specs", op="conv_general_dilated")
+    return (_spec_from_string(lhs, "NC", rhs), _spec_from_string(rhs, "OI", rhs),
+            _spec_from_string(out, "NC", rhs))
+
+
 def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
     """``dimension_numbers`` (None, three strings such as ``("NHWC", "HWIO", "NHWC")``, or
     three axis tuples) as a ``ConvDimensionNumbers``.
@@ -95,20 +118,12 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
         raise ShapeError(f"dimension_numbers must be (lhs_spec, rhs_spec, out_spec), got "
                          f"{dimension_numbers!r}", op="conv_general_dilated")
     if all(isinstance(s, str) for s in dimension_numbers):
-        lhs, rhs, out = dimension_numbers
         if any(len(s) != rank for s in dimension_numbers):
             raise ShapeError(f"dimension_numbers {dimension_numbers} need {rank} letters "
                              f"each, one per axis of the operands of shapes "
                              f"{tuple(lhs_shape)} and {tuple(rhs_shape)}",
                              op="conv_general_dilated")
-        for spec, pair, what in ((lhs, "NC", "lhs"), (rhs, "OI", "rhs"), (out, "NC", "out")):
-            _check_letters(spec, pair, what)
-        if not set(lhs) - set("NC") == set(rhs) - set("OI") == set(out) - set("NC"):
-            raise ShapeError(f"dimension_numbers {dimension_numbers} must name the same "
-                             "spatial letters in all three specs", op="conv_general_dilated")
-        return ConvDimensionNumbers(_spec_from_string(lhs, "NC", rhs),
-                                    _spec_from_string(rhs, "OI", rhs),
-                                    _spec_from_string(out, "NC", rhs))
+        return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
     specs = [tuple(operator.index(a) for a in s) for s in dimension_numbers]
     for s in specs:
         if sorted(s) != list(range(rank)):
@@ -200,6 +215,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     (1, 5, 5, 4)
     """
     op = "conv_general_dilated"
+    contraction.check_precision(precision, op)
     lhs, rhs = layout._as_array(lhs), layout._as_array(rhs)
     la, ra = aval_of(lhs), aval_of(rhs)
     if la.dtype != ra.dtype:
@@ -347,6 +363,102 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                                 preferred_element_type=preferred_element_type)
 
 
+# ---------------------------------------------------------------- output shapes
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """The output shape of a convolution of operands in ``NC...``/``OI...`` order, as
+    ``jax.lax.conv_shape_tuple`` (``pads`` a padding string or ``(lo, hi)`` pairs).
+
+    >>> conv_shape_tuple((8, 3, 28, 28), (16, 3, 5, 5), (2, 2), "SAME")
+    (8, 16, 14, 14)
+    """
+    op = "conv_shape_tuple"
+    lhs_shape, rhs_shape = tuple(lhs_shape), tuple(rhs_shape)
+    n_sp = len(lhs_shape) - 2
+    strides = _ints(strides, n_sp, "strides", op)
+    window = rhs_shape[2:]
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], window, strides, pads)
+    pads = _explicit_pads(pads, n_sp, op)
+    ones = (1,) * n_sp
+    out = _out_sizes(lhs_shape[2:], pads, ones, window, strides, ones, op,
+                     f"lhs {lhs_shape}, rhs {rhs_shape}, padding {pads}")
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + out
+
+
+def _in_conv_order(lhs_shape, rhs_shape, dimension_numbers):
+    """Both shapes permuted to ``NC...``/``OI...`` order, and the out spec."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    return ([lhs_shape[a] for a in dn.lhs_spec], [rhs_shape[a] for a in dn.rhs_spec],
+            dn.out_spec)
+
+
+def _from_conv_order(shape, out_spec):
+    return tuple(int(shape[out_spec.index(axis)]) for axis in range(len(shape)))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers):
+    """The output shape of ``conv_general_dilated`` without dilations, as
+    ``jax.lax.conv_general_shape_tuple``.
+
+    >>> conv_general_shape_tuple((8, 28, 28, 3), (5, 5, 3, 16), (1, 1), "VALID",
+    ...                          ("NHWC", "HWIO", "NHWC"))
+    (8, 24, 24, 16)
+    """
+    lhs, rhs, out_spec = _in_conv_order(lhs_shape, rhs_shape, dimension_numbers)
+    return _from_conv_order(conv_shape_tuple(lhs, rhs, window_strides, padding), out_spec)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    """The output shape of ``conv_transpose``, as ``jax.lax.conv_transpose_shape_tuple``.
+
+    >>> conv_transpose_shape_tuple((1, 3, 3, 1), (2, 2, 1, 4), (2, 2), "SAME",
+    ...                            ("NHWC", "HWIO", "NHWC"))
+    (1, 6, 6, 4)
+    """
+    op = "conv_transpose_shape_tuple"
+    lhs, rhs, out_spec = _in_conv_order(lhs_shape, rhs_shape, dimension_numbers)
+    n_sp = len(lhs) - 2
+    strides = _ints(window_strides, n_sp, "window_strides", op)
+    ones = (1,) * n_sp
+    pads = _transpose_pads(tuple(rhs[2:]), strides, padding, ones)
+    out = _out_sizes(tuple(lhs[2:]), pads, strides, tuple(rhs[2:]), ones, ones, op,
+                     f"lhs {tuple(lhs_shape)}, rhs {tuple(rhs_shape)}, padding {pads}")
+    return _from_conv_order((lhs[0], rhs[0]) + out, out_spec)
+
+
+def _window_pads(shape, window, strides, padding, base, wdil, op):
+    """``reduce_window``'s ``(lo, hi)`` pairs: a padding string applies to the operand
+    dilated by ``base`` and windows dilated by ``wdil``."""
+    if not isinstance(padding, str):
+        return _explicit_pads(padding, len(shape), op)
+    span = [(k - 1) * r + 1 for k, r in zip(window, wdil)]
+    dil_shape = [(n - 1) * b + 1 if n else 0 for n, b in zip(shape, base)]
+    return tuple(padtype_to_pads(dil_shape, span, strides, padding))
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    """The output shape of ``reduce_window``, as ``jax.lax.reduce_window_shape_tuple``
+    (``padding`` ``(lo, hi)`` pairs, or a padding string).
+
+    >>> reduce_window_shape_tuple((8, 28, 28, 3), (1, 2, 2, 1), (1, 2, 2, 1), ((0, 0),) * 4)
+    (8, 14, 14, 3)
+    """
+    op = "reduce_window_shape_tuple"
+    shape = tuple(operand_shape)
+    rank = len(shape)
+    window = _ints(window_dimensions, rank, "window_dimensions", op)
+    strides = _ints(window_strides, rank, "window_strides", op)
+    base = _ints(base_dilation, rank, "base_dilation", op)
+    wdil = _ints(window_dilation, rank, "window_dilation", op)
+    pads = _window_pads(shape, window, strides, padding, base, wdil, op)
+    return _out_sizes(shape, pads, base, window, strides, wdil, op,
+                      f"operand {shape}, padding {pads}")
+
+
 # ---------------------------------------------------------------- reduce_window
 
 def add(x, y):
@@ -435,12 +547,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                          "must be positive", op=op)
     binary, reduce, identity = _computation(computation)
     ident = identity(aval.dtype)
-    if isinstance(padding, str):
-        span = [(k - 1) * r + 1 for k, r in zip(window, wdil)]
-        dil_shape = [(n - 1) * b + 1 if n else 0 for n, b in zip(shape, base)]
-        pads = tuple(padtype_to_pads(dil_shape, span, strides, padding))
-    else:
-        pads = _explicit_pads(padding, rank, op)
+    pads = _window_pads(shape, window, strides, padding, base, wdil, op)
     init = init_value
     if isinstance(init, dtypes.WEAK_SCALAR_TYPES) or isinstance(init, np.generic):
         init = np.asarray(init, aval.dtype)

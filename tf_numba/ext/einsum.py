@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..errors import ShapeError, UnsupportedError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ops import contraction, layout, reductions
 from ..ops import elementwise as ew
 from . import Family
@@ -465,18 +465,28 @@ def _operands(operands):
     return [P.cast(x, dt) for x in xs], dt
 
 
-def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting="safe"):
+def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting="safe",
+           precision=None, preferred_element_type=None):
     """Einstein summation over ``operands``, as ``numpy.einsum``.
 
     Implicit (``"ij,jk"``) and explicit (``"ij,jk->ik"``) output, ``...``, repeated labels
     (``"ii->i"``, ``"ii"``), size-1 broadcasting and the sublist form are supported.
-    ``optimize`` picks the contraction order (see the module docstring).
+    ``optimize`` picks the contraction order (see the module docstring). JAX's
+    ``precision`` is accepted (products run in their dtype here) and its
+    ``preferred_element_type`` is the dtype to compute in and return, as ``dtype``.
 
     >>> einsum("ii", np.eye(3))
     np.float64(3.0)
     """
     from ..numpy import _promote as P
     P.check_unsupported("einsum", out=(out, None), order=(order, "K"))
+    contraction.check_precision(precision, "einsum")
+    if preferred_element_type is not None:
+        if dtype is not None and dtypes.canonical(dtype) != dtypes.canonical(
+                preferred_element_type):
+            raise ArgumentError(f"dtype {dtype} and preferred_element_type "
+                                f"{preferred_element_type} disagree; give one", op="einsum")
+        dtype = preferred_element_type
     subscripts, arrays = _split_args(operands)
     xs, dt = _operands(arrays)
     if dtype is not None:

@@ -36,13 +36,25 @@ def _operands(name, a, b):
     return [P.cast(x, dt) for x in xs]
 
 
-def _contract(a, b, dims):
-    """``dot_general`` with NumPy's bool semantics (or of ands)."""
-    if dtypes.is_bool(aval_of(a).dtype):
+def _contract(a, b, dims, preferred=None):
+    """``dot_general`` with NumPy's bool semantics (or of ands), accumulating in
+    ``preferred`` (JAX's ``preferred_element_type``) when given."""
+    if dtypes.is_bool(aval_of(a).dtype) and preferred is None:
         out = contraction.dot_general(ew.convert_element_type(a, dtypes.int64),
                                       ew.convert_element_type(b, dtypes.int64), dims)
         return ew.ne(out, np.asarray(0, np.int64))
-    return contraction.dot_general(a, b, dims)
+    return contraction.dot_general(a, b, dims, preferred)
+
+
+def _jax_options(name, precision, preferred_element_type):
+    """JAX's ``precision`` (checked, then nothing to do on a CPU) and
+    ``preferred_element_type`` (the dtype to accumulate in and return, or None)."""
+    contraction.check_precision(precision, name)
+    return None if preferred_element_type is None else dtypes.canonical(preferred_element_type)
+
+
+def _as_preferred(x, preferred):
+    return x if preferred is None else ew.convert_element_type(x, preferred)
 
 
 def _check_contract(name, a, b, i, j):
@@ -57,13 +69,16 @@ def _multiply(a, b):
     return multiply(a, b)
 
 
-def matmul(x1, x2, /, out=None, *, dtype=None):
-    """Matrix product with broadcast batch dims, as ``numpy.matmul`` (``@``).
+def matmul(x1, x2, /, out=None, *, dtype=None, precision=None, preferred_element_type=None):
+    """Matrix product with broadcast batch dims, as ``numpy.matmul`` (``@``); JAX's
+    ``precision`` (accepted: products run in their dtype here) and
+    ``preferred_element_type`` (the dtype to accumulate in and return) too.
 
     >>> tnp.matmul(np.ones((4, 2, 3)), np.ones((3, 5))).shape
     (4, 2, 5)
     """
     P.check_unsupported("matmul", out=(out, None))
+    preferred = _jax_options("matmul", precision, preferred_element_type)
     a, b = _operands("matmul", x1, x2)
     if dtype is not None:
         a, b = P.cast(a, dtypes.canonical(dtype)), P.cast(b, dtypes.canonical(dtype))
@@ -78,40 +93,45 @@ def matmul(x1, x2, /, out=None, *, dtype=None):
                          f"{sb}", op="matmul")
     if lb == 1 or la == 1 or lb == 2:
         # no batch dims to pair up: dot_general's (lhs free, rhs free) is matmul's order
-        out = _contract(a, b, (((la - 1,), (max(lb - 2, 0),)), ((), ())))
+        out = _contract(a, b, (((la - 1,), (max(lb - 2, 0),)), ((), ())), preferred)
         return P.scalar_result(out)
     batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
     nb = len(batch)
     a = P.broadcast_to(a, batch + sa[-2:], "matmul")
     b = P.broadcast_to(b, batch + sb[-2:], "matmul")
-    out = _contract(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    out = _contract(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                    preferred)
     return P.scalar_result(out)
 
 
-def dot(a, b, out=None):
+def dot(a, b, out=None, *, precision=None, preferred_element_type=None):
     """Dot product, as ``numpy.dot``: sum over the last axis of ``a`` and the second-to-last
-    of ``b`` (the only one for 1-D ``b``); scalars multiply.
+    of ``b`` (the only one for 1-D ``b``); scalars multiply. JAX's ``precision`` and
+    ``preferred_element_type`` as ``matmul``'s.
 
     >>> tnp.dot(np.ones((2, 3)), np.ones((4, 3, 5))).shape
     (2, 4, 5)
     """
     P.check_unsupported("dot", out=(out, None))
+    preferred = _jax_options("dot", precision, preferred_element_type)
     x, y = _operands("dot", a, b)
     sx, sy = _shape(x), _shape(y)
     if not sx or not sy:
-        return _multiply(x, y)
+        return _as_preferred(_multiply(x, y), preferred)
     j = 0 if len(sy) == 1 else len(sy) - 2
     _check_contract("dot", x, y, len(sx) - 1, j)
-    return P.scalar_result(_contract(x, y, (((len(sx) - 1,), (j,)), ((), ()))))
+    return P.scalar_result(_contract(x, y, (((len(sx) - 1,), (j,)), ((), ())), preferred))
 
 
-def vdot(a, b, /):
-    """Dot product of the flattened arrays, conjugating the first, as ``numpy.vdot``.
+def vdot(a, b, /, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened arrays, conjugating the first, as ``numpy.vdot``
+    (JAX's ``precision`` and ``preferred_element_type`` as ``matmul``'s).
 
     >>> tnp.vdot(np.array([1j, 2]), np.array([1j, 1]))
     np.complex128(3+0j)
     """
     from .math import conj
+    preferred = _jax_options("vdot", precision, preferred_element_type)
     x, y = _operands("vdot", a, b)
     if dtypes.is_complex(aval_of(x).dtype):
         x = conj(x)
@@ -119,21 +139,24 @@ def vdot(a, b, /):
     if _shape(x) != _shape(y):
         raise ShapeError(f"vectors have different lengths: {_shape(x)} and {_shape(y)}",
                          op="vdot")
-    return P.scalar_result(_contract(x, y, (((0,), (0,)), ((), ()))))
+    return P.scalar_result(_contract(x, y, (((0,), (0,)), ((), ())), preferred))
 
 
-def inner(a, b, /):
-    """Sum over the last axes of ``a`` and ``b``, as ``numpy.inner``.
+def inner(a, b, /, *, precision=None, preferred_element_type=None):
+    """Sum over the last axes of ``a`` and ``b``, as ``numpy.inner`` (JAX's ``precision``
+    and ``preferred_element_type`` as ``matmul``'s).
 
     >>> tnp.inner(np.ones((2, 3)), np.ones((4, 3))).shape
     (2, 4)
     """
+    preferred = _jax_options("inner", precision, preferred_element_type)
     x, y = _operands("inner", a, b)
     sx, sy = _shape(x), _shape(y)
     if not sx or not sy:
-        return _multiply(x, y)
+        return _as_preferred(_multiply(x, y), preferred)
     _check_contract("inner", x, y, -1, -1)
-    return P.scalar_result(_contract(x, y, (((len(sx) - 1,), (len(sy) - 1,)), ((), ()))))
+    return P.scalar_result(_contract(x, y, (((len(sx) - 1,), (len(sy) - 1,)), ((), ())),
+                                     preferred))
 
 
 def outer(a, b, out=None):
@@ -148,13 +171,15 @@ def outer(a, b, out=None):
     return _multiply(x, y)
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum over the last ``axes`` axes of ``a`` and the first of ``b`` (or the given axis
-    lists), as ``numpy.tensordot``.
+    lists), as ``numpy.tensordot`` (JAX's ``precision`` and ``preferred_element_type`` as
+    ``matmul``'s).
 
     >>> tnp.tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
     (2, 5)
     """
+    preferred = _jax_options("tensordot", precision, preferred_element_type)
     x, y = _operands("tensordot", a, b)
     sx, sy = _shape(x), _shape(y)
     if isinstance(axes, (int, np.integer)):
@@ -176,7 +201,7 @@ def tensordot(a, b, axes=2):
         if sx[i] != sy[j]:
             raise ShapeError(f"shape-mismatch for sum: shapes {sx} and {sy} differ on axes "
                              f"{i} and {j}", op="tensordot")
-    return _contract(x, y, ((tuple(ax_a), tuple(ax_b)), ((), ())))
+    return _contract(x, y, ((tuple(ax_a), tuple(ax_b)), ((), ())), preferred)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

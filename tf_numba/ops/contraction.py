@@ -4,6 +4,7 @@ Output dims are ordered as in XLA: batch dims, then the lhs free dims, then the 
 dims (each in operand order). The NumPy impl permutes both operands into a batched
 matrix product, so float and complex products go to BLAS and float32 stays float32.
 """
+import enum
 import math
 import operator
 
@@ -14,7 +15,7 @@ from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_dim
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..lowering.rules import IndexMap
 from ..lowering.scalar_exprs import typed
 from . import elementwise as ew
@@ -22,6 +23,50 @@ from . import layout
 from .layout import located
 
 PRIMS = {}
+
+
+class Precision(enum.Enum):
+    """How precisely a product runs, as ``jax.lax.Precision``: a speed/accuracy choice of
+    TPUs and GPUs (bfloat16 passes, tensorfloat32). On a CPU every product runs in its
+    operands' dtype, so each value is accepted and means the same. Strings name them as
+    JAX's: ``'default'``/``'fastest'``/``'bfloat16'``, ``'high'``/``'tensorfloat32'``/
+    ``'bfloat16_3x'``, ``'highest'``/``'float32'``.
+
+    >>> tnp.dot(a, b, precision=lax.Precision.HIGHEST)
+    """
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        return _PRECISION_NAMES.get(value)
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_NAMES = {"default": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+                    "bfloat16": Precision.DEFAULT, "high": Precision.HIGH,
+                    "tensorfloat32": Precision.HIGH, "bfloat16_3x": Precision.HIGH,
+                    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST}
+
+
+def check_precision(precision, op):
+    """``precision`` as JAX takes it (None, a ``Precision``, its name, or a pair of them,
+    one per operand), or a ``ValueError`` naming ``op``: accepted and otherwise ignored."""
+    pair = precision if isinstance(precision, (tuple, list)) and len(precision) == 2 \
+        else (precision,)
+    for p in pair:
+        if p is None or isinstance(p, Precision) or (isinstance(p, str)
+                                                     and p in _PRECISION_NAMES):
+            continue
+        raise ArgumentError(f"precision must be None, a lax.Precision, one of "
+                            f"{sorted(_PRECISION_NAMES)} or a pair of those, got "
+                            f"{precision!r}", op=op)
 
 
 def _free(rank, contracting, batch):
@@ -52,7 +97,10 @@ def _dot_general_eval(a, b, *, dimension_numbers, preferred_element_type):
                     f"{b.shape} differ in size: lhs dim {i} is {a.shape[i]}, rhs dim {j} is "
                     f"{b.shape[j]}", op="dot_general")
     out_dtype = a.dtype if preferred_element_type is None else preferred_element_type
-    if preferred_element_type is not None and not np.can_cast(a.dtype, out_dtype, "safe"):
+    # an integer product may accumulate in any float (as JAX's int8 x int8 -> float32);
+    # otherwise the preferred type must hold the operands' values
+    if preferred_element_type is not None and not np.can_cast(a.dtype, out_dtype, "safe") \
+            and not (dtypes.is_inexact(out_dtype) and not dtypes.is_inexact(a.dtype)):
         raise DTypeError(f"preferred_element_type {out_dtype.name} cannot hold "
                          f"{a.dtype.name} products", op="dot_general")
     shape = (tuple(a.shape[i] for i in lb) + tuple(a.shape[i] for i in _free(a.ndim, lc, lb))
