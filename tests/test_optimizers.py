@@ -72,6 +72,45 @@ def _np_adam(lr, b1, b2, eps, wd=0.0):
     return (lambda x: [x, np.zeros_like(x), np.zeros_like(x)], update)
 
 
+def _np_rmsprop_momentum(lr, gamma, eps, mass):
+    def update(s, i, g):
+        avg = s[1] * gamma + g * g * (1 - gamma)
+        mom = mass * s[2] + lr(i) * g / np.sqrt(avg + eps)
+        return [s[0] - mom, avg, mom]
+    return (lambda x: [x, np.zeros_like(x), np.zeros_like(x)], update)
+
+
+def _np_adamax(lr, b1, b2, eps):
+    def update(s, i, g):
+        x, m, u = s
+        m = (1 - b1) * g + b1 * m
+        u = np.maximum(b2 * u, np.abs(g))
+        return [x - lr(i) / (1 - b1 ** (i + 1)) * m / (u + eps), m, u]
+    return (lambda x: [x, np.zeros_like(x), np.zeros_like(x)], update)
+
+
+def _np_sm3(lr, mass):
+    """SM3 by its definition: the accumulator of entry (j, k, ...) is the least of the
+    per-axis maxima v_0[j], v_1[k], ... plus g**2 (Anil et al. 2019, Algorithm SM3-II)."""
+    def init(x):
+        x1 = np.atleast_1d(x)
+        return [x, np.zeros_like(x), [np.zeros(n) for n in x1.shape]]
+
+    def update(s, i, g):
+        x, m, vs = s
+        g1 = np.atleast_1d(g)
+        accum = np.empty_like(g1)
+        for idx in np.ndindex(g1.shape):
+            accum[idx] = min(v[j] for v, j in zip(vs, idx)) + g1[idx] ** 2
+        with np.errstate(divide="ignore"):
+            inv = np.where(accum > 0, 1 / np.sqrt(accum), 0.0).reshape(np.shape(g))
+        m = (1 - mass) * g * inv + mass * m
+        vs = [np.array([accum.take(j, axis=a).max() for j in range(n)])
+              for a, n in enumerate(g1.shape)]
+        return [x - lr(i) * m, m, vs]
+    return (init, update)
+
+
 def _lr(i):
     return 0.1 * 0.5 ** (i / 3)
 
@@ -88,6 +127,10 @@ CASES = {
                       _np_adam(_lr, 0.8, 0.9, 1e-6)),
     "adamw": (opt.adamw(0.01, weight_decay=0.1), _np_adam(lambda i: 0.01, 0.9, 0.999, 1e-8,
                                                           0.1)),
+    "rmsprop_momentum": (opt.rmsprop_momentum(0.01, 0.8, 1e-6, 0.7),
+                         _np_rmsprop_momentum(lambda i: 0.01, 0.8, 1e-6, 0.7)),
+    "adamax": (opt.adamax(_lr, b2=0.9), _np_adamax(_lr, 0.9, 0.9, 1e-8)),
+    "sm3": (opt.sm3(0.1, 0.7), _np_sm3(lambda i: 0.1, 0.7)),
 }
 
 
@@ -209,15 +252,18 @@ def test_clip_grads_is_differentiable():
 # ---------------------------------------------------------------- JAX and optax
 
 JAX_CASES = [("sgd", (0.1,)), ("momentum", (0.1, 0.9)), ("nesterov", (0.05, 0.8)),
-             ("adagrad", (0.2, 0.7)), ("rmsprop", (0.01, 0.8, 1e-6)), ("adam", (0.01,))]
+             ("adagrad", (0.2, 0.7)), ("rmsprop", (0.01, 0.8, 1e-6)), ("adam", (0.01,)),
+             ("rmsprop_momentum", (0.01, 0.8, 1e-6, 0.7)), ("adamax", (0.01,)),
+             ("sm3", (0.1, 0.7))]
 
 
 def test_matches_jax_example_libraries():
     jax = pytest.importorskip("jax")
     from jax.example_libraries import optimizers as jopt
+    params = tf.tree_util.tree_map(np.asarray, PARAMS)   # JAX's sm3 reads x0.shape
     for name, args in JAX_CASES:
         ours, theirs = getattr(opt, name)(*args), getattr(jopt, name)(*args)
-        s_ours, s_theirs = ours.init_fn(PARAMS), theirs.init_fn(PARAMS)
+        s_ours, s_theirs = ours.init_fn(params), theirs.init_fn(params)
         jax_update = jax.jit(theirs.update_fn)   # one compile, not one per op
         for i, g in enumerate(GRADS):
             s_ours, s_theirs = ours.update_fn(i, g, s_ours), jax_update(i, g, s_theirs)
@@ -241,3 +287,27 @@ def test_adamw_matches_optax():
         s = update(i, g, s)
     for a, e in zip(_leaves(get_params(s)), _leaves(p)):
         np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- serialization
+
+def test_unpack_and_pack_optimizer_state_round_trip_through_pickle():
+    import pickle
+    init, update, get_params = opt.adam(0.01)
+    state = update(0, GRADS[0], init(PARAMS))
+    marked = opt.unpack_optimizer_state(state)
+    assert tf.tree_util.tree_structure(marked) == tf.tree_util.tree_structure(PARAMS)
+    x, m, v = marked["b"].subtree
+    np.testing.assert_array_equal(x, get_params(state)["b"])
+    back = opt.pack_optimizer_state(pickle.loads(pickle.dumps(marked)))
+    assert back.tree_def == state.tree_def and back.subtree_defs == state.subtree_defs
+    for a, b in zip(_leaves(update(1, GRADS[1], back)), _leaves(update(1, GRADS[1], state))):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(PytreeError, match="JoinPoint"):
+        opt.pack_optimizer_state({"b": np.ones(2)})
+
+
+def test_example_libraries_optimizers_is_tf_optimizers():
+    from tf_numba.example_libraries import optimizers as jax_path
+    for name in opt.__all__:
+        assert getattr(jax_path, name) is getattr(opt, name)

@@ -19,7 +19,7 @@ import types
 
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 # the modules a user imports by name; the others are found through their __all__
-ROOTS = ("tf_numba", "tf_numba.numpy", "tf_numba.scipy")
+ROOTS = ("tf_numba", "tf_numba.numpy", "tf_numba.scipy", "tf_numba.example_libraries")
 # roots that need an optional extra (the test extra brings it, so CI's page has them)
 OPTIONAL_ROOTS = ("tf_numba.dask",)
 # how the page spells each root, as the README imports them

@@ -18,10 +18,12 @@ from . import numpy as tnp
 from .core import pytree
 from .errors import PytreeError
 
-__all__ = ["Optimizer", "OptimizerState", "adagrad", "adam", "adamw", "clip_by_global_norm",
-           "clip_grads", "constant", "cosine_decay", "exponential_decay",
-           "inverse_time_decay", "l2_norm", "make_schedule", "momentum", "nesterov",
-           "optimizer", "piecewise_constant", "polynomial_decay", "rmsprop", "sgd", "warmup"]
+__all__ = ["JoinPoint", "Optimizer", "OptimizerState", "adagrad", "adam", "adamax", "adamw",
+           "clip_by_global_norm", "clip_grads", "constant", "cosine_decay",
+           "exponential_decay", "inverse_time_decay", "l2_norm", "make_schedule", "momentum",
+           "nesterov", "optimizer", "pack_optimizer_state", "piecewise_constant",
+           "polynomial_decay", "rmsprop", "rmsprop_momentum", "sgd", "sm3",
+           "unpack_optimizer_state", "warmup"]
 
 Optimizer = collections.namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
 
@@ -255,6 +257,23 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
     return init, update, _first
 
 
+@optimizer
+def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
+    """RMSProp with momentum, as JAX's: ``mom = momentum * mom + step_size(i) * g /
+    sqrt(avg g**2 + eps)``, ``x - mom``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, avg_sq_grad, mom = state
+        avg_sq_grad = avg_sq_grad * gamma + tnp.square(g) * (1.0 - gamma)
+        mom = momentum * mom + _scale(step_size, i, x) * g / tnp.sqrt(avg_sq_grad + eps)
+        return x - mom, avg_sq_grad, mom
+    return init, update, _first
+
+
 def _adam_direction(i, g, x, m, v, b1, b2, eps):
     """Adam's moments and bias-corrected direction (Kingma and Ba 2015, Algorithm 1)."""
     m = (1 - b1) * g + b1 * m
@@ -296,6 +315,50 @@ def adamw(step_size, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-4):
     return init, update, _first
 
 
+@optimizer
+def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
+    """AdaMax, Adam under the infinity norm (Kingma and Ba 2015, Algorithm 2), as JAX's:
+    ``u = max(b2 * u, |g|)``, ``x - step_size(i) / (1 - b1 ** (i + 1)) * m / (u + eps)``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), tnp.zeros_like(x0)
+
+    def update(i, g, state):
+        x, m, u = state
+        m = (1 - b1) * g + b1 * m
+        u = tnp.maximum(b2 * u, tnp.abs(g))
+        rate = _scale(step_size, i, x) / (1 - b1 ** _step_count(i, x))
+        return x - rate * m / (u + eps), m, u
+    return init, update, _first
+
+
+@optimizer
+def sm3(step_size, momentum=0.9):
+    """SM3 (Anil et al. 2019, "Memory-efficient adaptive optimization"), as JAX's: the
+    accumulated squared gradient is kept as one vector per axis (its maxima over the other
+    axes), and each entry's is the minimum of its vectors' entries, plus ``g**2``."""
+    step_size = make_schedule(step_size)
+
+    def init(x0):
+        return x0, tnp.zeros_like(x0), [tnp.zeros(n, x0.dtype) for n in tnp.shape(x0) or (1,)]
+
+    def update(i, g, state):
+        x, m, vs = state
+        shape = tnp.shape(x)
+        rank = len(vs)          # a scalar parameter keeps one accumulator of length 1
+        g1 = tnp.reshape(g, shape or (1,))
+        per_axis = [tnp.expand_dims(v, [a for a in range(rank) if a != axis])
+                    for axis, v in enumerate(vs)]
+        accum = functools.reduce(tnp.minimum, per_axis) + tnp.square(g1)
+        inv_sqrt = tnp.where(accum > 0, 1.0 / tnp.sqrt(tnp.where(accum > 0, accum, 1.0)), 0.0)
+        m = (1.0 - momentum) * (g * tnp.reshape(inv_sqrt, shape)) + momentum * m
+        vs = [tnp.max(accum, axis=tuple(a for a in range(rank) if a != axis))
+              for axis in range(rank)]
+        return x - _scale(step_size, i, x) * m, m, vs
+    return init, update, _first
+
+
 # ---------------------------------------------------------------- gradient clipping
 
 def l2_norm(tree):
@@ -318,6 +381,46 @@ def clip_grads(grad_tree, max_norm):
 
 
 clip_by_global_norm = clip_grads
+
+
+# ---------------------------------------------------------------- serialization
+
+class JoinPoint:
+    """A leaf of ``unpack_optimizer_state``'s tree: one parameter's state (a pytree), kept
+    whole so that the two levels of the optimizer state can be told apart again."""
+
+    def __init__(self, subtree):
+        self.subtree = subtree
+
+    def __iter__(self):
+        yield self.subtree
+
+    def __repr__(self):
+        return f"JoinPoint({self.subtree!r})"
+
+
+def unpack_optimizer_state(opt_state):
+    """``opt_state`` as the parameters' pytree with a ``JoinPoint`` of each parameter's
+    state at its leaf (for saving with pickle or a checkpointer); ``pack_optimizer_state``
+    is its inverse.
+
+    >>> saved = pickle.dumps(unpack_optimizer_state(state))
+    >>> state = pack_optimizer_state(pickle.loads(saved))
+    """
+    states_flat, tree, subtrees = opt_state
+    return pytree.unflatten(tree, [JoinPoint(pytree.unflatten(sub, s))
+                                   for s, sub in zip(states_flat, subtrees)])
+
+
+def pack_optimizer_state(marked_pytree):
+    """The ``OptimizerState`` that ``unpack_optimizer_state`` made ``marked_pytree`` of."""
+    joins, tree = pytree.flatten(marked_pytree)
+    if not all(isinstance(j, JoinPoint) for j in joins):
+        raise PytreeError("pack_optimizer_state: every leaf must be a JoinPoint, as "
+                          "unpack_optimizer_state makes them; got "
+                          f"{sorted({type(j).__name__ for j in joins})}")
+    states = [pytree.flatten(j.subtree) for j in joins]
+    return OptimizerState([s for s, _ in states], tree, tuple(t for _, t in states))
 
 
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
