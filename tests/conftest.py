@@ -1,5 +1,6 @@
 """Shared helpers for the tf_numba.numpy tests: run a function eagerly and traced, and compare
 both with NumPy (dtype, shape, scalar-ness and values)."""
+import re
 import sys
 
 import numpy as np
@@ -9,6 +10,7 @@ from tf_numba.core.interpreter import eval_program
 from tf_numba.core.ir import aval_of_value
 from tf_numba.core.pytree import flatten, unflatten
 from tf_numba.core.trace import trace
+from tf_numba.errors import TfNumbaError
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex128]
 TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.complex64): 1e-6,
@@ -133,6 +135,35 @@ def _jax_x64_left_as_found():
     jax = sys.modules.get("jax")
     if jax is not None and bool(jax.config.jax_enable_x64) != before:
         jax.config.update("jax_enable_x64", before)
+
+
+def names_its_op_twice(message):
+    """Whether a message's first line repeats the op it starts with ("vmap: vmap got ...",
+    "random.randint: randint needs ...", "grad: grad(..., has_aux=True) ...")."""
+    found = re.match(r"([\w.]+)(?:\([^)]*\))?: (.*)", message.split("\n")[0])
+    if found is None:
+        return False
+    op, rest = found.groups()
+    return any(re.match(rf"{re.escape(name)}(?:\b|'s)", rest)
+               for name in {op, op.rsplit(".", 1)[-1]})
+
+
+@pytest.fixture(autouse=True)
+def _every_error_names_its_op_once(monkeypatch):
+    """Every TfNumbaError a test makes (the suite's bad-input cases) says its op once."""
+    rendered = []
+    render = TfNumbaError._render
+
+    def recorded(err):
+        text = render(err)
+        rendered.append(text)
+        return text
+
+    monkeypatch.setattr(TfNumbaError, "_render", recorded)
+    yield
+    doubled = [text for text in rendered if names_its_op_twice(text)]
+    if doubled:
+        pytest.fail("an error names its op twice:\n" + "\n".join(doubled), pytrace=False)
 
 
 # The suite's time is mostly numba compiling kernels, on one xdist worker per core. The

@@ -479,5 +479,5 @@ def test_jacobians_with_has_aux_return_the_auxiliary_output_as_jax(transform, ji
 
 @pytest.mark.parametrize("transform", ["jacfwd", "jacrev"])
 def test_a_jacobian_with_has_aux_of_a_function_returning_no_pair_names_itself(transform):
-    with pytest.raises(ValueError, match=rf"{transform}\(\.\.\., has_aux=True\) needs .* pair"):
+    with pytest.raises(ValueError, match=rf"{transform}: has_aux=True needs .* pair"):
         getattr(tf, transform)(lambda v: tnp.sin(v), has_aux=True)(np.ones(3))

@@ -249,12 +249,6 @@ def test_import_makes_no_numba_dispatcher_and_helpers_appear_on_first_use():
     assert out.stdout.split("\n")[:3] == ["0", "CPUDispatcher [0.0, 1.0, 2.0] True", "False"]
 
 
-def test_an_error_names_its_op_once():
-    err = TfNumbaError("random.key: the seed is an integer", op="random.key")
-    assert str(err) == "random.key: the seed is an integer"
-    assert str(TfNumbaError("bad seed", op="random.key")) == "random.key: bad seed"
-
-
 def test_scipy_and_dask_are_reached_without_importing_them_first():
     import subprocess
     import sys

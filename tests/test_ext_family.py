@@ -28,6 +28,13 @@ def toy():
     return namespace
 
 
+def test_readme_quotes_the_missing_rule_error_as_it_is_raised():
+    quoted = re.search(r"```\n(linalg\.svd: .*?)\n```", README.read_text(), re.S).group(1)
+    with pytest.raises(MissingRuleError) as excinfo:
+        rule("transpose", family("tf_numba.linalg.v1").ops["svd"])
+    assert str(excinfo.value) == " ".join(quoted.split("\n"))
+
+
 def test_readme_example_runs_and_registers_its_family(toy):
     assert family("example.toy.v1") is toy["toy"]
     assert toy["toy"].rules() == {"cumsum": {"jvp": True, "transpose": True, "batch": True,

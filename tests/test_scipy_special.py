@@ -201,7 +201,7 @@ def test_polygamma_derivative_in_its_order_is_missing_rule_error():
                       lambda f: tf.jvp(f, (np.array([1.0, 2.0]),), (np.ones(2),))):
         with pytest.raises(MissingRuleError) as info:
             transform(lambda n: tnp.sum(special.polygamma(n, x)))
-        assert info.value.role == "jvp" and "'polygamma'" in str(info.value)
+        assert info.value.role == "jvp" and str(info.value).startswith("polygamma: ")
     # a constant order is fine
     np.testing.assert_allclose(tf.grad(lambda v: special.polygamma(1, v))(2.0),
                                sps.polygamma(2, 2.0), rtol=1e-15)
@@ -558,7 +558,7 @@ def test_derivatives_at_special_points():
 def test_derivatives_not_provided_raise_missing_rule_error(name, fn, args, k):
     with pytest.raises(MissingRuleError) as info:
         tf.grad(fn, argnums=k)(*args)
-    assert info.value.role == "jvp" and f"'{name}'" in str(info.value)
+    assert info.value.role == "jvp" and str(info.value).startswith(f"{name}: ")
 
 
 def test_factorial_exact_is_refused():

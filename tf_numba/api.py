@@ -191,7 +191,7 @@ def _check_differentiable(flat_args, argnums, fname):
             aval = _aval(_as_array(leaf))
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(
-                    f"{fname} needs float or complex inputs to differentiate, but argument "
+                    f"needs float or complex inputs to differentiate, but argument "
                     f"{a} has a leaf of dtype {aval.dtype.name} and shape {aval.shape}. "
                     "Pass it as float (x.astype(float)) or leave it out of argnums.",
                     op=fname, source=user_source())
@@ -205,7 +205,7 @@ def _split_aux(out, has_aux, fname):
         return out, None
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise ArgumentError(
-            f"{fname}(..., has_aux=True) needs the function to return a pair (output, aux); "
+            f"has_aux=True needs the function to return a pair (output, aux); "
             f"it returned {type(out).__name__}", op=fname, source=user_source())
     return out[0], out[1]
 
@@ -217,7 +217,7 @@ def _check_scalar_output(out):
             or dtypes.is_complex(aval.dtype):
         got = f"{aval.dtype.name}{list(aval.shape)}" if aval is not None else type(out).__name__
         raise ShapeError(
-            f"grad needs the function to return a real float scalar, got {got}. "
+            f"needs the function to return a real float scalar, got {got}. "
             "Reduce it (e.g. tnp.sum) or use vjp/jacrev for non-scalar outputs.",
             op="grad", source=user_source())
 
@@ -424,13 +424,13 @@ def _axes_per_leaf(prefix, tree, what):
         cls, fns = pytree._node_of(p)
         t_cls, t_fns = pytree._node_of(t)
         if cls is None or cls is not t_cls:
-            raise ArgumentError(f"vmap {what} {prefix!r} does not match the structure of the "
+            raise ArgumentError(f"{what} {prefix!r} does not match the structure of the "
                                f"values it describes: {type(p).__name__} vs "
                                f"{type(t).__name__}", op="vmap", source=user_source())
         p_children, p_aux = fns[0](p)
         t_children, t_aux = t_fns[0](t)
         if p_aux != t_aux or len(p_children) != len(t_children):
-            raise ArgumentError(f"vmap {what} {prefix!r}: a node has {len(p_children)} "
+            raise ArgumentError(f"{what} {prefix!r}: a node has {len(p_children)} "
                                f"entries where the values have {len(t_children)}",
                                op="vmap", source=user_source())
         for pc, tc in zip(p_children, t_children):
@@ -456,7 +456,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
     def vmapped(*args):
         if isinstance(in_axes, (tuple, list)):
             if len(in_axes) != len(args):
-                raise ArgumentError(f"vmap in_axes has {len(in_axes)} entries but the function "
+                raise ArgumentError(f"in_axes has {len(in_axes)} entries but the function "
                                    f"was called with {len(args)} positional arguments",
                                    op="vmap", source=user_source())
             per_arg = tuple(in_axes)
@@ -481,11 +481,11 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
             sizes.setdefault(axis_size, [])
         if len(sizes) != 1:
             if not sizes:
-                raise ArgumentError("vmap needs at least one batched argument (an in_axes "
+                raise ArgumentError("needs at least one batched argument (an in_axes "
                                    "entry that is not None) or axis_size",
                                    op="vmap", source=user_source())
             detail = "; ".join(f"size {n} for leaves {idx}" for n, idx in sizes.items())
-            raise ShapeError(f"vmap got different sizes along the mapped axes: {detail}",
+            raise ShapeError(f"got different sizes along the mapped axes: {detail}",
                              op="vmap", source=user_source())
         size = next(iter(sizes))
         in_avals = [unbatched_aval(a, d) for a, d in zip(avals, axes)]
@@ -514,7 +514,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                                                 program, build)
         for i, (w, d) in enumerate(zip(want, dims)):
             if w is None and d is not None:
-                raise ArgumentError(f"vmap out_axes is None for output leaf {i}, but that "
+                raise ArgumentError(f"out_axes is None for output leaf {i}, but that "
                                    "output depends on the batched arguments",
                                    op="vmap", source=user_source())
         flat = _eager_results(eval_program(batched, leaves + captured + consts))
@@ -567,8 +567,8 @@ def _jacobian(fn, argnums, forward, has_aux=False):
         in_avals = [_aval(_as_array(x)) for x in in_leaves]
         for i, aval in enumerate(in_avals):
             if not dtypes.is_inexact(aval.dtype):
-                raise DTypeError(f"{'jacfwd' if forward else 'jacrev'} needs float inputs; "
-                                 f"input leaf {i} is {aval}", source=user_source())
+                raise DTypeError(f"needs float inputs; input leaf {i} is {aval}",
+                                 op="jacfwd" if forward else "jacrev", source=user_source())
         in_shapes = [a.shape for a in in_avals]
         if forward:
             # one batched JVP over the standard basis of the inputs (JAX's jacfwd)

@@ -1,7 +1,10 @@
 """The errors tf_numba raises: every one is a ``TfNumbaError`` and says what to do next.
 
 Errors raised while tracing carry the primitive (``op``) and the user's source line
-(``source``); both are appended to the message so a person sees where it came from.
+(``source``); both are added to the message so a person sees where it came from. The op
+is written once, by ``TfNumbaError`` itself, in front of the message: a raise site passes
+``op=`` and a message that does not start with the op's name ("got different sizes ...",
+not "vmap got different sizes ..."), so no message says its op twice.
 """
 
 
@@ -15,8 +18,7 @@ class TfNumbaError(Exception):
         super().__init__(self._render())
 
     def _render(self):
-        named = self.op and not self.detail.startswith(f"{self.op}: ")   # said once
-        text = f"{self.op}: {self.detail}" if named else self.detail
+        text = f"{self.op}: {self.detail}" if self.op else self.detail
         if self.source:
             text += f"\n  at {self.source}"
         return text
@@ -55,7 +57,7 @@ class MissingRuleError(TfNumbaError, NotImplementedError):
     """A primitive (or extension family op) has no rule for a transform role."""
 
     def __init__(self, prim, role, family=None):
-        owner = f"family {family!r}, op {prim!r}" if family else f"primitive {prim!r}"
+        owner = f"this op of family {family!r}" if family else "this primitive"
         super().__init__(
             f"{owner} has no {role} rule, so this transform cannot be applied to it",
             op=str(prim))

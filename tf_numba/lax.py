@@ -90,7 +90,7 @@ def _branches(fns, operands, what):
     for k, fn in enumerate(fns):
         program, lead, tree = _trace(fn, in_tree, avals)
         if out_tree is not None and tree != out_tree:
-            raise TfNumbaError(f"{what}: branch {k} returns a {tree}, branch 0 a {out_tree}; "
+            raise TfNumbaError(f"branch {k} returns a {tree}, branch 0 a {out_tree}; "
                                "every branch must return the same structure",
                                op=what, source=user_source())
         out_tree = tree
@@ -107,10 +107,10 @@ def switch(index, branches, *operands):
     """
     branches = list(branches)
     if not branches:
-        raise TfNumbaError("switch needs at least one branch", op="switch", source=user_source())
+        raise TfNumbaError("needs at least one branch", op="switch", source=user_source())
     index = _leaf(index)
     if not dtypes.is_integer(_aval(index).dtype) or _aval(index).shape != ():
-        raise TfNumbaError(f"switch needs an integer scalar index, got {_aval(index)}",
+        raise TfNumbaError(f"needs an integer scalar index, got {_aval(index)}",
                            op="switch", source=user_source())
     index = ew.convert_element_type(index, dtypes.int32)
     programs, lead, leaves, out_tree = _branches(branches, operands, "switch")
@@ -128,7 +128,7 @@ def cond(pred, true_fun, false_fun, *operands):
     pred = _leaf(pred)
     aval = _aval(pred)
     if aval.shape != ():
-        raise TfNumbaError(f"cond needs a scalar predicate, got {aval}; use tnp.where for "
+        raise TfNumbaError(f"needs a scalar predicate, got {aval}; use tnp.where for "
                            "an elementwise choice", op="cond", source=user_source())
     if aval.dtype != dtypes.bool_:
         pred = ew.ne(pred, np.zeros((), aval.dtype))
@@ -226,9 +226,9 @@ def scan(f, init, xs, length=None, reverse=False):
     if length is not None:
         lengths.add(int(length))
     if len(lengths) != 1:
-        raise ShapeError(f"scan got xs leaves (and length) of different lengths "
+        raise ShapeError(f"xs leaves (and length) of different lengths "
                          f"{sorted(builtins.map(str, lengths))}" if lengths else
-                         "scan needs xs or a length", op="scan", source=user_source())
+                         "needs xs or a length", op="scan", source=user_source())
     n = lengths.pop()
     carry_avals = [_aval(c) for c in carry]
     x_avals = [ShapedArray(_aval(x).shape[1:], _aval(x).dtype) for x in x_leaves]
@@ -410,7 +410,7 @@ def _clamped_starts(shape, starts, sizes, allow_negative_indices, op):
     clamped so that the window fits (``jax.lax.dynamic_slice`` never fails)."""
     starts = list(starts)
     if len(starts) != len(shape) or len(sizes) != len(shape):
-        raise ShapeError(f"{op} needs one start index and one size per dim of the operand of "
+        raise ShapeError(f"needs one start index and one size per dim of the operand of "
                          f"shape {tuple(shape)}, got {len(starts)} starts and sizes "
                          f"{tuple(sizes)}", op=op, source=user_source())
     allow = ([allow_negative_indices] * len(shape) if isinstance(allow_negative_indices, bool)
@@ -418,7 +418,7 @@ def _clamped_starts(shape, starts, sizes, allow_negative_indices, op):
     out = []
     for s, n, size, neg in zip(starts, shape, sizes, allow):
         if not 0 <= size <= n:
-            raise ShapeError(f"{op}: window size {size} does not fit in a dim of size {n} "
+            raise ShapeError(f"window size {size} does not fit in a dim of size {n} "
                              f"(operand shape {tuple(shape)})", op=op, source=user_source())
         k = _concrete_int(s)
         if k is not None:

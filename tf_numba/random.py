@@ -128,7 +128,7 @@ def _key_error(key, what):
     hint = (" For a batch of keys (from split(key, n)), vmap over them: "
             f"tf.vmap(lambda k: random.{what}(k, ...))(keys).") if len(shape) > 1 else ""
     cls = DTypeError if shape == (2,) else ShapeError      # a float key, or a batch of them
-    return cls(f"random.{what}: a key is a (2,) integer array from random.key or "
+    return cls(f"a key is a (2,) integer array from random.key or "
                f"random.split, got {dt} of shape {shape}.{hint}", op=f"random.{what}")
 
 
@@ -144,7 +144,7 @@ def _counts(shape, eager):
     ``iota_2x32_shape``; the high words are 0 below 2**32 values)."""
     size = math.prod(shape)
     if size >= 2 ** 32:
-        raise ShapeError(f"random: {size} values from one key is more than 2**32; split "
+        raise ShapeError(f"{size} values from one key is more than 2**32; split "
                          "the key and draw in parts", op="random")
     if eager:
         return np.arange(size, dtype=np.uint32).reshape(shape)
@@ -183,7 +183,7 @@ def _shape_of(shape, what):
     try:
         return tuple(int(d) for d in shape)
     except TypeError:
-        raise ShapeError(f"random.{what}: shape must be a tuple of ints, got {shape!r}",
+        raise ShapeError(f"shape must be a tuple of ints, got {shape!r}",
                          op=f"random.{what}") from None
 
 
@@ -198,13 +198,13 @@ def key(seed):
     """
     if _is_traced(seed):
         if not dtypes.is_integer(seed.dtype) or seed.shape != ():
-            raise DTypeError(f"random.key: the seed is an integer scalar, got {seed.aval}",
+            raise DTypeError(f"the seed is an integer scalar, got {seed.aval}",
                              op="random.key")
         return tnp.stack([tnp.bitwise_and(seed // (1 << 32), _MASK),
                           tnp.bitwise_and(seed, _MASK)])
     s = np.asarray(seed)
     if s.shape != () or s.dtype.kind not in "iu":
-        raise DTypeError(f"random.key: the seed is an integer scalar, got {s.dtype} of shape "
+        raise DTypeError(f"the seed is an integer scalar, got {s.dtype} of shape "
                          f"{s.shape}", op="random.key")
     s = int(s)
     return np.array([(s >> 32) & _MASK, s & _MASK], np.int64)
@@ -234,7 +234,7 @@ def fold_in(key, data):
     if eager:
         d = np.asarray(data)
         if d.shape != () or d.dtype.kind not in "iu":
-            raise DTypeError(f"random.fold_in: data is an integer scalar, got {d.dtype} of "
+            raise DTypeError(f"data is an integer scalar, got {d.dtype} of "
                              f"shape {d.shape}", op="random.fold_in")
         y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0),
                                np.uint32(int(d) & _MASK))
@@ -256,7 +256,7 @@ def bits(key, shape=()):
 def _float_dtype(dtype, what):
     dt = dtypes.canonical(dtype)
     if dt not in (dtypes.float32, dtypes.float64):
-        raise DTypeError(f"random.{what} samples float32 or float64, got {dt.name}",
+        raise DTypeError(f"samples float32 or float64, got {dt.name}",
                          op=f"random.{what}")
     return dt
 
@@ -327,7 +327,7 @@ def _param_shape(shape, params, what):
         if np.broadcast_shapes(shape, *(np.shape(p) for p in params)) != shape:
             raise ValueError
     except ValueError:
-        raise ShapeError(f"random.{what}: parameter shapes "
+        raise ShapeError("parameter shapes "
                          f"{[tuple(np.shape(p)) for p in params]} do not broadcast to the "
                          f"shape {shape}", op=f"random.{what}") from None
     return shape
@@ -366,7 +366,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64, method="ch
     dtype = _float_dtype(dtype, "multivariate_normal")
     mean, cov = tnp.asarray(mean, dtype=dtype), tnp.asarray(cov, dtype=dtype)
     if mean.ndim < 1 or cov.ndim < 2 or cov.shape[-2:] != (mean.shape[-1],) * 2:
-        raise ShapeError(f"random.multivariate_normal: mean (..., n) and cov (..., n, n), got "
+        raise ShapeError(f"mean (..., n) and cov (..., n, n), got "
                          f"{tuple(mean.shape)} and {tuple(cov.shape)}",
                          op="random.multivariate_normal")
     batch = np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
@@ -427,7 +427,7 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     """
     dt = dtypes.canonical(dtype)
     if not dtypes.is_integer(dt):
-        raise DTypeError(f"random.randint draws integers, got dtype {dt.name}",
+        raise DTypeError(f"needs an integer dtype, got {dt.name}",
                          op="random.randint")
     shape = _shape_of(shape, "randint")
     minval = tnp.asarray(minval).astype(np.int64)
@@ -452,7 +452,7 @@ def categorical(key, logits, axis=-1, shape=None):
     batch = tuple(logits.shape[:axis]) + tuple(logits.shape[axis + 1:])
     shape = batch if shape is None else _shape_of(shape, "categorical")
     if tuple(shape[len(shape) - len(batch):]) != batch:
-        raise ShapeError(f"random.categorical: shape {shape} must end with the logits' batch "
+        raise ShapeError(f"shape {shape} must end with the logits' batch "
                          f"shape {batch}", op="random.categorical")
     prefix = tuple(shape[:len(shape) - len(batch)])
     draws = list(shape[len(prefix):])
@@ -480,7 +480,7 @@ def permutation(key, x, axis=0, independent=False):
     ``jax.random.permutation``."""
     if np.ndim(x) == 0 and not isinstance(x, Tracer):
         if not isinstance(x, (int, np.integer)) or isinstance(x, bool):
-            raise DTypeError(f"random.permutation: x is an integer (a length) or an array "
+            raise DTypeError(f"x is an integer (a length) or an array "
                              f"of at least one axis, got {type(x).__name__} {x!r}",
                              op="random.permutation")
         return _shuffle(key, tnp.arange(int(x)), 0)
@@ -523,7 +523,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     else:
         p = tnp.asarray(p)
         if p.shape != (n,):
-            raise ShapeError(f"random.choice: p has shape {tuple(p.shape)}, the population "
+            raise ShapeError(f"p has shape {tuple(p.shape)}, the population "
                              f"{n}", op="random.choice")
         if replace:
             cumulative = tnp.cumsum(p)
@@ -646,7 +646,7 @@ def dirichlet(key, alpha, shape=None, dtype=np.float64):
     dtype = _float_dtype(dtype, "dirichlet")
     alpha = tnp.asarray(alpha, dtype=dtype)
     if alpha.ndim < 1:
-        raise ShapeError("random.dirichlet: alpha needs at least one axis (..., k)",
+        raise ShapeError("alpha needs at least one axis (..., k)",
                          op="random.dirichlet")
     batch = tuple(alpha.shape[:-1]) if shape is None else _shape_of(shape, "dirichlet")
     g = gamma(key, alpha, batch + tuple(alpha.shape[-1:]), dtype)

@@ -170,7 +170,7 @@ def _ints(values, n, what, op, default=1):
 
 def _concrete(shape, op):
     if any(isinstance(d, Sym) for d in shape):
-        raise ShapeError(f"{op} needs concrete shapes, got {shape}; trace it on arrays "
+        raise ShapeError(f"needs concrete shapes, got {shape}; trace it on arrays "
                          "of known shape", op=op)
     return tuple(shape)
 
@@ -507,7 +507,7 @@ def _computation(computation):
     table, aliases = _monoids()
     name = computation if computation in table else aliases.get(computation)
     if name is None:
-        raise TfNumbaError(f"reduce_window's computation must be lax.add, lax.max, lax.min "
+        raise TfNumbaError(f"the computation must be lax.add, lax.max, lax.min "
                            f"or lax.mul (or 'add', 'max', 'min', 'mul'), got {computation!r}",
                            op="reduce_window")
     return table[name]

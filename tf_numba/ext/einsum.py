@@ -267,11 +267,11 @@ def _choose_path(optimize, sets, out, sizes):
     live = n
     for step in path:
         if len(step) != 2 or len(set(step)) != 2 or not all(0 <= i < live for i in step):
-            raise ShapeError(f"einsum path step {step} must name two of the {live} operands "
+            raise ShapeError(f"path step {step} must name two of the {live} operands "
                              "left (tf_numba contracts pairwise)", op="einsum")
         live -= 1
     if live != 1:
-        raise ShapeError(f"einsum path {path} leaves {live} operands; it must contract all "
+        raise ShapeError(f"path {path} leaves {live} operands; it must contract all "
                          f"{n} into one", op="einsum")
     return path
 

@@ -235,7 +235,7 @@ def _symbolic_arange(start, stop, step, dtype):
     if stop is None:
         start, stop = 0, start
     if step not in (None, 1):
-        raise UnsupportedError(f"arange with a symbolic bound needs step 1, got {step}",
+        raise UnsupportedError(f"a symbolic bound needs step 1, got {step}",
                                op="arange")
     length = stop - start
     at_least(length, 0, "arange")

@@ -24,7 +24,7 @@ _SIGNATURE = re.compile(rf"^\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*->\s*{_DIMS}(?:\s*,\
 def _parse_signature(signature):
     """``"(m,n),(n)->(m)"`` as ([("m", "n"), ("n",)], [("m",)])."""
     if not _SIGNATURE.match(signature):
-        raise TfNumbaError(f"vectorize: signature {signature!r} is not of the form "
+        raise TfNumbaError(f"signature {signature!r} is not of the form "
                            "'(m,n),(n)->(m)'", op="vectorize")
     ins, outs = signature.split("->")
     parse = lambda side: [tuple(d.strip() for d in group.split(",") if d.strip())   # noqa: E731
@@ -53,18 +53,18 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
                                                                for k in var_kw]
         core = ins_core or [()] * len(operands)
         if len(core) != len(operands):
-            raise TfNumbaError(f"vectorize: the signature {signature!r} names {len(core)} "
+            raise TfNumbaError(f"the signature {signature!r} names {len(core)} "
                                f"inputs, the call passes {len(operands)}", op="vectorize")
         sizes, loops = {}, []
         for x, dims in zip(operands, core):
             shape = P.shape_of(x)
             if len(shape) < len(dims):
-                raise ShapeError(f"vectorize: an input of shape {shape} has fewer than the "
+                raise ShapeError(f"an input of shape {shape} has fewer than the "
                                  f"{len(dims)} core dims {dims} of {signature!r}",
                                  op="vectorize")
             for name, n in zip(dims, shape[len(shape) - len(dims):]):
                 if sizes.setdefault(name, n) != n:
-                    raise ShapeError(f"vectorize: core dim {name!r} is {sizes[name]} in one "
+                    raise ShapeError(f"core dim {name!r} is {sizes[name]} in one "
                                      f"input and {n} in another", op="vectorize")
             loops.append(shape[:len(shape) - len(dims)])
         loop = np.broadcast_shapes(*loops) if loops else ()
@@ -131,7 +131,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     conds = [P.as_array(c) for c in condlist]
     n = len(conds)
     if len(funclist) not in (n, n + 1):
-        raise TfNumbaError(f"piecewise: funclist needs {n} or {n + 1} entries for {n} "
+        raise TfNumbaError(f"funclist needs {n} or {n + 1} entries for {n} "
                            f"conditions, got {len(funclist)}", op="piecewise")
 
     def value(f):

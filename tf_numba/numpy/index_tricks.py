@@ -29,7 +29,7 @@ class AxisConcatenator:
         for k, item in enumerate(key):
             if isinstance(item, str):
                 if k != 0 or item in ("r", "c"):
-                    raise UnsupportedError(f"r_/c_: the directive {item!r} is not supported "
+                    raise UnsupportedError(f"the directive {item!r} is not supported "
                                            "(matrix results, or a string not in front)",
                                            op="r_")
                 parts = [int(p) for p in item.split(",")]
@@ -46,7 +46,7 @@ class AxisConcatenator:
                 arr = P.as_array(item)
             items.append(self._widened(arr, ndmin, trans1d))
         if not items:
-            raise TfNumbaError("r_/c_ need at least one item", op="r_")
+            raise TfNumbaError("needs at least one item", op="r_")
         return manipulation.concatenate(items, axis=axis)
 
     @staticmethod
@@ -83,13 +83,13 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     from . import manipulation
     from .indexing import at
     if inplace:
-        raise TfNumbaError("fill_diagonal cannot modify its argument (tf_numba never changes "
+        raise TfNumbaError("cannot modify its argument (tf_numba never changes "
                            "an array in place): call fill_diagonal(a, val, inplace=False) and "
                            "use the array it returns", op="fill_diagonal")
     a = P.as_array(a)
     shape = P.shape_of(a)
     if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
-        raise TfNumbaError(f"fill_diagonal needs a 2-D array or one whose dims are all "
+        raise TfNumbaError(f"needs a 2-D array or one whose dims are all "
                            f"equal, got shape {shape}", op="fill_diagonal")
     total = int(np.prod(shape))
     if len(shape) == 2:

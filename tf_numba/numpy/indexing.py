@@ -731,7 +731,7 @@ def put_along_axis(arr, indices, values, axis):
 def _concrete_array(a, name, hint):
     if P.is_tracer(a):
         raise ConcretizationError(
-            f"{name} of a traced value has a data-dependent shape; {hint}", op=name)
+            f"the shape of the result depends on the traced values; {hint}", op=name)
     return np.asarray(P.asarray(a))
 
 
@@ -747,7 +747,7 @@ def nonzero(a, *, size=None, fill_value=None):
     if not P.is_tracer(a):
         arr = np.asarray(P.asarray(a))
         if arr.ndim == 0:
-            raise ShapeError("nonzero of a 0-d array is not allowed; use atleast_1d",
+            raise ShapeError("is not allowed on a 0-d array; use atleast_1d",
                              op="nonzero")
         found = tuple(i.astype(np.int64) for i in np.nonzero(arr))
         if size is None:
@@ -755,12 +755,12 @@ def nonzero(a, *, size=None, fill_value=None):
         return tuple(_pad_to(i, size, fill_value) for i in found)
     if size is None:
         raise ConcretizationError(
-            "nonzero of a traced value has a data-dependent shape; pass size=N (and "
+            "the shape of the result depends on the traced values; pass size=N (and "
             "optionally fill_value) or use tnp.where(mask, x, y)", op="nonzero")
     size = P.concrete_int(size, "nonzero", "size")
     shape = tuple(a.shape)
     if not shape:
-        raise ShapeError("nonzero of a 0-d array is not allowed; use atleast_1d", op="nonzero")
+        raise ShapeError("is not allowed on a 0-d array; use atleast_1d", op="nonzero")
     n = math.prod(shape)
     mask = layout.reshape(ew.ne(a, P.cast(0, a.dtype)) if not dtypes.is_bool(a.dtype) else a,
                           (n,))
@@ -857,7 +857,7 @@ def select(condlist, choicelist, default=0):
         raise ShapeError("list of cases must be same length as list of conditions",
                          op="select")
     if not condlist:
-        raise ShapeError("select with an empty condition list is not possible", op="select")
+        raise ShapeError("needs at least one condition (the list is empty)", op="select")
     choices = [P.asarray(c) for c in choicelist] + [P.asarray(default)]
     dt = P.result_type(*choices)
     result = P.cast(choices[-1], dt)

@@ -53,7 +53,7 @@ def inexact(*xs):
     xs = [P.asarray(x) for x in xs]
     for x in xs:
         if P.is_weak(x):
-            raise ShapeError("linalg functions need arrays, got a Python scalar",
+            raise ShapeError("the operands must be arrays, got a Python scalar",
                              op="linalg")
     dt = dtypes.inexact_of(P.result_type(*xs))
     return [P.cast(x, dt) for x in xs]
@@ -130,7 +130,7 @@ def qr(a, mode="reduced"):
     (a,) = inexact(a)
     _matrices("qr", a, square=False)
     if mode not in ("reduced", "complete", "r"):
-        raise UnsupportedError(f"qr mode {mode!r} is not supported; use 'reduced', "
+        raise UnsupportedError(f"mode {mode!r} is not supported; use 'reduced', "
                                "'complete' or 'r'", op="qr")
     q, r = L.qr(a, full=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
@@ -290,7 +290,7 @@ def _pinv_rcond(rcond, rtol, shape, dt):
             return 1e-15
         return builtins.max(shape[-2:]) * float(np.finfo(dt).eps)
     if P.is_tracer(value):
-        raise UnsupportedError("pinv needs a concrete rcond/rtol", op="pinv")
+        raise UnsupportedError("needs a concrete rcond/rtol", op="pinv")
     return float(value)
 
 

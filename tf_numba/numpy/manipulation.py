@@ -542,7 +542,7 @@ def hsplit(ary, indices_or_sections):
     """
     x = _arr(ary)
     if not _shape(x):
-        raise ShapeError("hsplit only works on arrays of 1 or more dimensions", op="hsplit")
+        raise ShapeError("only works on arrays of 1 or more dimensions", op="hsplit")
     return split(x, indices_or_sections, 1 if len(_shape(x)) > 1 else 0)
 
 
@@ -553,7 +553,7 @@ def vsplit(ary, indices_or_sections):
     2
     """
     if len(shape(ary)) < 2:
-        raise ShapeError("vsplit only works on arrays of 2 or more dimensions", op="vsplit")
+        raise ShapeError("only works on arrays of 2 or more dimensions", op="vsplit")
     return split(ary, indices_or_sections, 0)
 
 
@@ -564,7 +564,7 @@ def dsplit(ary, indices_or_sections):
     2
     """
     if len(shape(ary)) < 3:
-        raise ShapeError("dsplit only works on arrays of 3 or more dimensions", op="dsplit")
+        raise ShapeError("only works on arrays of 3 or more dimensions", op="dsplit")
     return split(ary, indices_or_sections, 2)
 
 

@@ -41,7 +41,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         raise ShapeError(f"order must be non-negative but got {n}", op="diff")
     x = _arr(a)
     if not _shape(x):
-        raise ShapeError("diff requires input that is at least one dimensional", op="diff")
+        raise ShapeError("requires input that is at least one dimensional", op="diff")
     if n == 0:
         return x
     axis = P.axis_arg(axis, len(_shape(x)), "diff")
@@ -368,7 +368,7 @@ def gcd(x1, x2):
     from .reductions import any as any_
     a, b = P.promote("gcd", x1, x2)
     if not dtypes.is_integer(P.dtype_of(a)):
-        raise UnsupportedError(f"gcd needs integers, got {P.dtype_of(a).name}", op="gcd")
+        raise UnsupportedError(f"needs integers, got {P.dtype_of(a).name}", op="gcd")
     a, b = P.broadcast_all("gcd", [tm.abs(a), tm.abs(b)])
 
     def step(ab):
@@ -406,7 +406,7 @@ def frexp(x):
     if not dtypes.is_inexact(P.dtype_of(x)):
         x = P.cast(x, dtypes.float64)
     if dtypes.is_complex(P.dtype_of(x)):
-        raise UnsupportedError("frexp needs real values", op="frexp")
+        raise UnsupportedError("needs real values", op="frexp")
     finite = tm.isfinite(x) & (x != 0)
     mag = ew.stop_gradient(tm.abs(tm.where(finite, x, 1)))
     def scaled(v, e):      # v * 2**-e in two steps: 2**-e alone overflows for subnormals
@@ -457,7 +457,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """
     from . import creation, linalg, math as tm, reductions
     if full or cov:
-        raise UnsupportedError("polyfit's full=True and cov=True are not supported; fit "
+        raise UnsupportedError("full=True and cov=True are not supported; fit "
                                "with the default and compute residuals with tnp.polyval",
                                op="polyfit")
     deg = int(deg)
@@ -465,7 +465,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     dt = P.result_type(x, y, 1.0)
     x, y = P.cast(x, dt), P.cast(y, dt)
     if len(_shape(x)) != 1 or len(_shape(y)) not in (1, 2) or _shape(y)[0] != _shape(x)[0]:
-        raise ShapeError(f"polyfit needs x of shape (n,) and y of shape (n,) or (n, k), got "
+        raise ShapeError(f"needs x of shape (n,) and y of shape (n,) or (n, k), got "
                          f"{_shape(x)} and {_shape(y)}", op="polyfit")
     powers = creation.arange(deg, -1, -1, dtype=dt)
     lhs = tm.power(x[:, None], powers[None, :])

@@ -678,7 +678,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     s, ax, shape = _sorted_along(a, axis, "median")
     n = _shape(s)[ax]
     if n == 0:
-        raise ShapeError("median of an empty slice", op="median")
+        raise ShapeError("an empty slice has no median", op="median")
     lo = (n - 1) // 2
     middle = layout.slice_in_dim(s, lo, lo + (2 if n % 2 == 0 else 1), 1, ax)
     result = P.asarray(mean(middle, axis=ax))

@@ -202,7 +202,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """
     if P.is_tracer(ar):
         raise ConcretizationError(
-            "unique of a traced value has a data-dependent shape; compute it on concrete "
+            "the shape of the result depends on the traced values; compute it on concrete "
             "data outside the traced function", op="unique")
     result = np.unique(np.asarray(P.asarray(ar)), return_index=return_index,
                        return_inverse=return_inverse, return_counts=return_counts, axis=axis,
@@ -255,7 +255,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         raise ShapeError("x must hold non-negative integers", op="bincount")
     if length is None:
         if P.is_tracer(xs):
-            raise ConcretizationError("bincount of a traced value needs a static length=",
+            raise ConcretizationError("a traced value needs a static length=",
                                       op="bincount")
         concrete = np.asarray(xs)
         if (concrete < 0).any():

@@ -302,16 +302,16 @@ def _slice_eval(x, *, start_indices, limit_indices, strides):
         if any(isinstance(v, Sym) for v in (s, l, n)):
             length = l - s
             if st != 1 and isinstance(length, Sym):
-                raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis}: a stride other than 1 "
+                raise ShapeError(f"[{s}:{l}:{st}] of axis {axis}: a stride other than 1 "
                                  "needs a concrete length", op="slice")
             if not (at_least(s, 0, "slice") and at_least(l, s, "slice")
                     and at_least(n, l, "slice")):
-                raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis} (size {n}) is invalid",
+                raise ShapeError(f"[{s}:{l}:{st}] of axis {axis} (size {n}) is invalid",
                                  op="slice")
             out.append(length if st == 1 else -(-length // st))
             continue
         if not 0 <= s <= l <= n or st < 1:
-            raise ShapeError(f"slice [{s}:{l}:{st}] of axis {axis} (size {n}) is invalid: "
+            raise ShapeError(f"[{s}:{l}:{st}] of axis {axis} (size {n}) is invalid: "
                              "need 0 <= start <= limit <= size and stride >= 1; "
                              f"operand shape {x.shape}", op="slice")
         out.append(-(-(l - s) // st))
@@ -458,7 +458,7 @@ deflinear(pad_p, _pad_transpose)
 
 def _concatenate_eval(*operands, dimension):
     if not operands:
-        raise ShapeError("concatenate needs at least one operand", op="concatenate")
+        raise ShapeError("needs at least one operand", op="concatenate")
     first = operands[0]
     if not 0 <= dimension < first.ndim:
         raise ShapeError(f"dimension {dimension} out of range for operands of shape "
@@ -551,7 +551,7 @@ def _iota_eval(*, dtype, shape, dimension):
     if not 0 <= dimension < len(shape):
         raise ShapeError(f"dimension {dimension} out of range for shape {shape}", op="iota")
     if dtypes.is_bool(dtype):
-        raise DTypeError("iota needs a numeric dtype, got bool", op="iota")
+        raise DTypeError("needs a numeric dtype, got bool", op="iota")
     return ShapedArray(shape, dtype)
 
 

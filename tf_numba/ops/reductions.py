@@ -206,7 +206,7 @@ def _arg_eval(name):
         if not 0 <= axis < x.ndim:
             raise ShapeError(f"axis {axis} out of range for an operand of rank {x.ndim}", op=name)
         if x.shape[axis] == 0:
-            raise ShapeError(f"{name} of the zero-size axis {axis} of {x.shape} has no "
+            raise ShapeError(f"the zero-size axis {axis} of {x.shape} has no "
                              "answer (as in NumPy)", op=name)
         if not dtypes.is_integer(index_dtype):
             raise DTypeError(f"index_dtype must be int32 or int64, got {index_dtype.name}",

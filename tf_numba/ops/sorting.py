@@ -21,7 +21,7 @@ PRIMS = {}
 
 def _sort_eval(*operands, dimension, num_keys):
     if not operands:
-        raise ShapeError("sort needs at least one operand", op="sort")
+        raise ShapeError("needs at least one operand", op="sort")
     shape = operands[0].shape
     if any(not same_shape(o.shape, shape, "sort") for o in operands):
         raise ShapeError("operands need one shape, got "

@@ -45,14 +45,14 @@ def _spacings(y, x, axis, name):
     shape_x = P.shape_of(xs)
     if len(shape_x) == 1:
         if shape_x[0] != shape_y[axis]:
-            raise ShapeError(f"{name}: x has length {shape_x[0]} but y has {shape_y[axis]} "
+            raise ShapeError(f"x has length {shape_x[0]} but y has {shape_y[axis]} "
                              f"samples along axis {axis}; give one x per sample", op=name)
         d = tnp.diff(xs)
         shape = [1] * len(shape_y)
         shape[axis] = shape_x[0] - 1
         return layout.reshape(d, tuple(shape))
     if len(shape_x) != len(shape_y) or shape_x[axis] != shape_y[axis]:
-        raise ShapeError(f"{name}: x of shape {shape_x} does not match y of shape {shape_y}; "
+        raise ShapeError(f"x of shape {shape_x} does not match y of shape {shape_y}; "
                          "x must be 1-D or have y's shape", op=name)
     return tnp.diff(xs, axis=axis)
 
@@ -75,7 +75,7 @@ def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
     values, ax = _samples("cumulative_trapezoid", y, axis)
     n = P.shape_of(values)[ax]
     if n == 0:
-        raise ShapeError("cumulative_trapezoid: at least one point is required along axis "
+        raise ShapeError("at least one point is required along axis "
                          f"{ax}", op="cumulative_trapezoid")
     d = dx if x is None else _spacings(values, x, ax, "cumulative_trapezoid")
     pairs = (_along(values, ax, 1, n) + _along(values, ax, 0, n - 1)) / 2.0
@@ -83,7 +83,7 @@ def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
     if initial is None:
         return out
     if np.ndim(initial) != 0 or initial != 0:
-        raise ShapeError(f"cumulative_trapezoid: initial must be None or 0, got {initial!r}",
+        raise ShapeError(f"initial must be None or 0, got {initial!r}",
                          op="cumulative_trapezoid")
     shape = list(P.shape_of(out))
     shape[ax] = 1
@@ -378,7 +378,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
     array([1.        , 0.60653066, 0.36787944])
     """
     if extra_args and args:
-        raise ShapeError("odeint: give the extra arguments of func either positionally or "
+        raise ShapeError("give the extra arguments of func either positionally or "
                          "as args=(...), not both", op="odeint", source=user_source())
     args = tuple(extra_args) if extra_args else (tuple(args) if isinstance(args, (tuple, list))
                                                  else (args,))
@@ -386,7 +386,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
     if not dtypes.is_inexact(aval_of(ts).dtype) or dtypes.is_complex(aval_of(ts).dtype):
         ts = P.cast(ts, dtypes.float64)
     if len(P.shape_of(ts)) != 1 or P.shape_of(ts)[0] < 1:
-        raise ShapeError(f"odeint: t must be a 1-D array of output times, got shape "
+        raise ShapeError(f"t must be a 1-D array of output times, got shape "
                          f"{P.shape_of(ts)}", op="odeint", source=user_source())
     user_f = (lambda y, t_, *a: func(t_, y, *a)) if tfirst else func
     if not P.is_tracer(ts) and P.shape_of(ts)[0] > 1 and ts[-1] < ts[0]:
@@ -405,7 +405,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
         dy = user_f(unravel(y), t_, *pytree.unflatten(arg_tree, list(leaves)))
         out, _ = _ravel(pytree.tree_map(P.as_array, dy))
         if P.shape_of(out) != P.shape_of(y):
-            raise ShapeError(f"odeint: func returned {P.shape_of(out)} values for a state of "
+            raise ShapeError(f"func returned {P.shape_of(out)} values for a state of "
                              f"{P.shape_of(y)}; it must return the state's structure",
                              op="odeint", source=user_source())
         return P.cast(out, ydt)
@@ -415,7 +415,7 @@ def odeint(func, y0, t, *extra_args, args=(), rtol=None, atol=None, mxstep=0, hm
     atol = _SCIPY_TOL if atol is None else atol
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if P.is_tracer(tol):
-            raise DTypeError(f"odeint: {name} must be a concrete number or array, not a traced "
+            raise DTypeError(f"{name} must be a concrete number or array, not a traced "
                              "value", op="odeint", source=user_source())
     rtol, atol = np.asarray(rtol, ydt), np.asarray(atol, ydt)
     mxstep = _SCIPY_MXSTEP if mxstep in (0, None) else mxstep
@@ -463,11 +463,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, args=None, rtol=1e-3,
     array([[0.36820871]])
     """
     if method not in ("RK45", "DOP853", "RK23"):
-        raise UnsupportedError(f"solve_ivp: method {method!r} is not supported; the explicit "
+        raise UnsupportedError(f"method {method!r} is not supported; the explicit "
                                "Runge-Kutta methods are solved by RK45", op="solve_ivp",
                                source=user_source())
     if t_eval is None:
-        raise UnsupportedError("solve_ivp: pass t_eval, the times to report (the solver's own "
+        raise UnsupportedError("pass t_eval, the times to report (the solver's own "
                                "steps have no fixed count)", op="solve_ivp",
                                source=user_source())
     t0, t1 = (float(v) for v in t_span)

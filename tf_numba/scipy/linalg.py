@@ -141,10 +141,10 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
     """``(Q, R)`` for ``mode`` 'full' or 'economic'; ``(R,)`` for 'r'."""
     if pivoting:
-        raise UnsupportedError("qr(pivoting=True) is not supported", op="qr")
+        raise UnsupportedError("pivoting=True is not supported", op="qr")
     modes = {"full": "complete", "economic": "reduced", "r": "complete"}
     if mode not in modes:
-        raise UnsupportedError(f"qr mode {mode!r} is not supported; use 'full', "
+        raise UnsupportedError(f"mode {mode!r} is not supported; use 'full', "
                                "'economic' or 'r'", op="qr")
     q, r = nl.qr(a, modes[mode])
     return (r,) if mode == "r" else (q, r)
@@ -155,7 +155,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False,
          subset_by_value=None, driver=None):
     """Eigenvalues (and vectors) of Hermitian ``a``, from its ``lower`` (or upper) triangle."""
     if b is not None or subset_by_index is not None or subset_by_value is not None:
-        raise UnsupportedError("eigh: generalized problems and subsets are not supported",
+        raise UnsupportedError("generalized problems and subsets are not supported",
                                op="eigh")
     uplo = "L" if lower else "U"
     if eigvals_only:
@@ -179,9 +179,9 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     """Pseudo-inverse; singular values at most ``atol + rtol * max(s)`` are dropped
     (``atol`` must be 0 or None: tf_numba takes a relative cut-off)."""
     if atol:
-        raise UnsupportedError("pinv(atol=...) is not supported; use rtol", op="pinv")
+        raise UnsupportedError("atol=... is not supported; use rtol", op="pinv")
     if return_rank:
-        raise UnsupportedError("pinv(return_rank=True) is not supported", op="pinv")
+        raise UnsupportedError("return_rank=True is not supported", op="pinv")
     if rtol is None:
         (a,) = nl.inexact(a)
         shape = _shape(a)
@@ -246,7 +246,7 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
     singular: NumPy's ``LinAlgError``), and the complex form the vectors' phases
     (``MissingRuleError``)."""
     if sort is not None:
-        raise UnsupportedError("schur(sort=...) is not supported", op="schur")
+        raise UnsupportedError("sort=... is not supported", op="schur")
     if output not in ("real", "complex", "r", "c"):
         raise ValueError(f"argument must be 'real', or 'complex', got {output!r}")
     (a,) = nl.inexact(a)
@@ -261,7 +261,7 @@ def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
     """``(w, vr)`` (or ``w`` with ``right=False``) of general square matrices, complex
     (see ``tnp.linalg.eig``); generalized problems and left vectors are not supported."""
     if b is not None or left or homogeneous_eigvals:
-        raise UnsupportedError("eig: generalized problems, left eigenvectors and "
+        raise UnsupportedError("generalized problems, left eigenvectors and "
                                "homogeneous eigenvalues are not supported", op="eig")
     w, v = nl.eig(a)
     return (w, v) if right else w

@@ -163,7 +163,7 @@ def line_search(f, myfprime, xk, pk, gfk=None, old_fval=None, old_old_fval=None,
     1.0
     """
     if amax is not None or extra_condition is not None:
-        raise UnsupportedError("line_search: amax and extra_condition are not supported",
+        raise UnsupportedError("amax and extra_condition are not supported",
                                op="line_search", source=user_source())
     vg = _value_and_grad(f, myfprime if myfprime is not None else None, args)
     xk = _float(xk)
@@ -210,7 +210,7 @@ def _value_and_grad(fun, jac, args):
         def vg(x):
             return fun(x, *args), jac(x, *args)
     else:
-        raise UnsupportedError(f"minimize: jac must be None, True or a callable, got {jac!r} "
+        raise UnsupportedError(f"jac must be None, True or a callable, got {jac!r} "
                                "(finite-difference schemes are not needed: tf_numba "
                                "differentiates fun)", op="minimize", source=user_source())
 
@@ -473,7 +473,7 @@ def _vector(x0, name):
     if len(P.shape_of(x)) == 0:
         x = tnp.reshape(x, (1,))
     if len(P.shape_of(x)) != 1:
-        raise ShapeError(f"{name}: x0 must be 1-D (or a scalar), got shape {P.shape_of(x)}; "
+        raise ShapeError(f"x0 must be 1-D (or a scalar), got shape {P.shape_of(x)}; "
                          "ravel it and reshape inside fun", op=name, source=user_source())
     return x
 
@@ -482,7 +482,7 @@ def _options(name, options, defaults):
     options = dict(options or {})
     unknown = sorted(set(options) - set(defaults) - {"disp"})
     if unknown:
-        raise UnsupportedError(f"{name}: unknown options {unknown}; supported: "
+        raise UnsupportedError(f"unknown options {unknown}; supported: "
                                f"{sorted(defaults)}", op=name, source=user_source())
     return {k: options.get(k, v) for k, v in defaults.items()}
 
@@ -495,13 +495,13 @@ def _box(bounds, n, dt):
     else:
         pairs = list(bounds)
         if len(pairs) != n:
-            raise ShapeError(f"minimize: {len(pairs)} bounds for {n} variables; give one "
+            raise ShapeError(f"{len(pairs)} bounds for {n} variables; give one "
                              "(min, max) pair per variable", op="minimize",
                              source=user_source())
         lo = np.array([-np.inf if p[0] is None else p[0] for p in pairs], dt)
         hi = np.array([np.inf if p[1] is None else p[1] for p in pairs], dt)
     if np.any(lo > hi):
-        raise ShapeError("minimize: a lower bound exceeds its upper bound", op="minimize",
+        raise ShapeError("a lower bound exceeds its upper bound", op="minimize",
                          source=user_source())
     return lo, hi
 
@@ -535,13 +535,13 @@ def minimize(fun, x0, args=(), method="BFGS", jac=None, bounds=None, tol=None, o
     name = "minimize"
     method_key = str(method).upper()
     if method_key not in ("BFGS", "L-BFGS-B"):
-        raise UnsupportedError(f"minimize: method {method!r} is not supported; use 'BFGS' or "
+        raise UnsupportedError(f"method {method!r} is not supported; use 'BFGS' or "
                                "'L-BFGS-B'", op=name, source=user_source())
     x0 = _vector(x0, name)
     n = P.shape_of(x0)[0]
     if bounds is not None:
         if method_key != "L-BFGS-B":
-            raise UnsupportedError(f"minimize: method {method!r} cannot handle bounds; use "
+            raise UnsupportedError(f"method {method!r} cannot handle bounds; use "
                                    "'L-BFGS-B'", op=name, source=user_source())
         bounds = _box(bounds, n, aval_of(x0).dtype)
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
@@ -589,7 +589,7 @@ def _residual_and_jacobian(fun, jac, args):
         def fj(x):
             return fun(x, *args), jac(x, *args)
     else:
-        raise UnsupportedError(f"root: jac must be None, True or a callable, got {jac!r}",
+        raise UnsupportedError(f"jac must be None, True or a callable, got {jac!r}",
                                op="root", source=user_source())
 
     def checked(x):
@@ -598,7 +598,7 @@ def _residual_and_jacobian(fun, jac, args):
         F, J = P.cast(P.as_array(F), dt), P.cast(P.as_array(J), dt)
         n = P.shape_of(x)[0]
         if P.shape_of(F) != (n,) or P.shape_of(J) != (n, n):
-            raise ShapeError(f"root: fun returned {P.shape_of(F)} values and a Jacobian of "
+            raise ShapeError(f"fun returned {P.shape_of(F)} values and a Jacobian of "
                              f"{P.shape_of(J)} for {n} unknowns; a square system needs "
                              f"({n},) and ({n}, {n})", op="root", source=user_source())
         return F, J

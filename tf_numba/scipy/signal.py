@@ -34,7 +34,7 @@ _MODES = ("full", "same", "valid")
 
 def _check_mode(mode, name):
     if mode not in _MODES:
-        raise ShapeError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}",
+        raise ShapeError(f"mode must be 'full', 'same' or 'valid', got {mode!r}",
                          op=name)
 
 
@@ -117,23 +117,23 @@ def _convolve(in1, in2, mode, method, axes, name):
     x, w = _operands(in1, in2)
     s1, s2 = P.shape_of(x), P.shape_of(w)
     if len(s1) != len(s2):
-        raise ShapeError(f"{name}: in1 and in2 must have the same number of dimensions, got "
+        raise ShapeError(f"in1 and in2 must have the same number of dimensions, got "
                          f"{s1} and {s2}", op=name)
     if 0 in s1 or 0 in s2:
-        raise ShapeError(f"{name}: inputs of shapes {s1} and {s2} must not be empty", op=name)
+        raise ShapeError(f"inputs of shapes {s1} and {s2} must not be empty", op=name)
     if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2))
                                 or all(a <= b for a, b in zip(s1, s2))):
-        raise ShapeError(f"{name}: for 'valid' mode one input must be at least as large as "
+        raise ShapeError(f"for 'valid' mode one input must be at least as large as "
                          f"the other in every dimension, got {s1} and {s2}", op=name)
     if not s1:
         return x * w
     if method not in ("auto", "direct", "fft"):
-        raise ShapeError(f"{name}: method must be 'auto', 'direct' or 'fft', got {method!r}",
+        raise ShapeError(f"method must be 'auto', 'direct' or 'fft', got {method!r}",
                          op=name)
     axes = list(range(len(s1))) if axes is None else sorted(P.axes_arg(axes, len(s1), name))
     for a in range(len(s1)):
         if a not in axes and s1[a] != s2[a] and 1 not in (s1[a], s2[a]):
-            raise ShapeError(f"{name}: along axis {a}, not convolved, the shapes {s1} and "
+            raise ShapeError(f"along axis {a}, not convolved, the shapes {s1} and "
                              f"{s2} must match or be 1", op=name)
     if method == "auto":
         method = "fft" if _direct_products(s1, s2, axes) > _FFT_ABOVE else "direct"
@@ -189,10 +189,10 @@ def fftconvolve(in1, in2, mode="full", axes=None):
 
 def _two_d(name, in1, in2, boundary, fillvalue):
     if boundary != "fill" or fillvalue != 0:
-        raise UnsupportedError(f"{name}: only boundary='fill' with fillvalue=0 is supported",
+        raise UnsupportedError(f"only boundary='fill' with fillvalue=0 is supported",
                                op=name)
     if P.ndim_of(in1) != 2 or P.ndim_of(in2) != 2:
-        raise ShapeError(f"{name}: inputs must be 2-D, got {P.shape_of(in1)} and "
+        raise ShapeError(f"inputs must be 2-D, got {P.shape_of(in1)} and "
                          f"{P.shape_of(in2)}", op=name)
 
 
@@ -239,12 +239,12 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
     if type in ("constant", "c"):
         return x - tnp.mean(x, axis=ax, keepdims=True)
     if type not in ("linear", "l"):
-        raise ShapeError(f"detrend: type must be 'linear' or 'constant', got {type!r}",
+        raise ShapeError(f"type must be 'linear' or 'constant', got {type!r}",
                          op="detrend")
     n = P.shape_of(x)[ax]
     cuts = np.unique(np.concatenate([[0], np.atleast_1d(bp), [n]]).astype(np.int64))
     if np.any(cuts > n) or np.any(cuts < 0):
-        raise ShapeError(f"detrend: breakpoints {bp} must lie in [0, {n}]", op="detrend")
+        raise ShapeError(f"breakpoints {bp} must lie in [0, {n}]", op="detrend")
     pieces = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         seg = layout.slice_in_dim(x, int(lo), int(hi), 1, ax)

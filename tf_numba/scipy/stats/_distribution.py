@@ -169,7 +169,7 @@ class Distribution:
         how = self.provided(method)
         if how is None:
             raise UnsupportedError(
-                f"{qualname} has no formula here (SciPy computes it numerically); compute "
+                f"no formula here (SciPy computes it numerically); compute "
                 f"it with scipy.stats on concrete arrays", op=qualname)
         if how == "derived":
             if method == "isf":

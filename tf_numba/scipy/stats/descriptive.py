@@ -34,7 +34,7 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
     np.float64(0.17328679513998632)
     """
     if nan_policy != "propagate":
-        raise UnsupportedError(f"entropy: nan_policy={nan_policy!r}; only 'propagate' "
+        raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' "
                                "is supported", op="entropy")
     ops = nn.floats("entropy", pk) if qk is None else nn.floats("entropy", pk, qk)
     ops = [tnp.broadcast_to(v, P.broadcast_shapes_of("entropy", *ops)) for v in ops]
@@ -79,7 +79,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     if method not in RANK_METHODS:
         raise ValueError(f"rankdata: method must be one of {RANK_METHODS}, got {method!r}")
     if nan_policy != "propagate":
-        raise UnsupportedError(f"rankdata: nan_policy={nan_policy!r}; only 'propagate' is "
+        raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' is "
                                "supported", op="rankdata")
     x = P.asarray(a)
     if P.is_weak(x):
