@@ -32,6 +32,7 @@ try:
     from . import tree, tree_util  # noqa: E402
     from . import optimizers, random  # noqa: E402
     from . import debug  # noqa: E402
+    from . import config  # noqa: E402
 finally:
     if _freeze:
         _gc.freeze()
@@ -39,7 +40,7 @@ finally:
             _gc.enable()
 
 __all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jacobian",
-           "cache_info", "checkpoint", "custom_jvp", "custom_vjp", "debug", "einsum", "errors", "grad", "hessian",
+           "cache_info", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "einsum", "errors", "grad", "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
            "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
 

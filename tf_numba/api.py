@@ -16,6 +16,7 @@ from .core.ir import ShapedArray, aval_of_value
 from .core.shapes import Sym
 from .core.trace import ProgramBuilder, Tracer, user_source
 from .errors import ArgumentError, DTypeError, ShapeError
+from .tracebacks import api_boundary
 from .transforms import ad
 from .transforms.cache import TRANSFORMS
 from .transforms.simplify import simplify
@@ -132,6 +133,7 @@ def make_program(fn, static_argnums=()):
     """
     static_argnums = _normalize_argnums(static_argnums, None)
 
+    @api_boundary
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         bound = _bind_static(fn, args, static_argnums)
@@ -271,6 +273,7 @@ def value_and_grad(fn, argnums=0, has_aux=False):
     With ``has_aux=True`` the function returns ``(value, aux)`` and the result is
     ``((value, aux), grad)``.
     """
+    @api_boundary
     @functools.wraps(fn)
     def value_and_grad_fn(*args, **kwargs):
         value, aux, grads = _gradient(fn, argnums, has_aux, True, args, kwargs)
@@ -283,6 +286,7 @@ def grad(fn, argnums=0, has_aux=False):
 
     >>> grad(lambda x: tnp.sum(tnp.sin(x)))(np.ones(3))   # cos(1) three times
     """
+    @api_boundary
     @functools.wraps(fn)
     def grad_fn(*args, **kwargs):
         if has_aux:
@@ -308,6 +312,7 @@ def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
                              "the primal's shape and dtype", op="jvp", source=user_source())
 
 
+@api_boundary
 def jvp(fn, primals, tangents):
     """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX."""
     primals, tangents = tuple(primals), tuple(tangents)
@@ -328,6 +333,7 @@ def jvp(fn, primals, tangents):
             pytree.unflatten(traced.out_tree, flat[k:]))
 
 
+@api_boundary
 def linearize(fn, *primals):
     """``linearize(f, x) -> (f(x), f_jvp)`` where ``f_jvp(t)`` evaluates only the linear part."""
     p_leaves = pytree.flatten(primals)[0]
@@ -343,6 +349,7 @@ def linearize(fn, *primals):
     outs = traced.call(known)
     residuals = outs[k:]
 
+    @api_boundary
     def f_jvp(*tangents):
         t_leaves, t_tree = pytree.flatten(tangents)
         _check_tangents(traced.leaves, t_leaves, traced.in_tree, t_tree)
@@ -352,6 +359,7 @@ def linearize(fn, *primals):
     return pytree.unflatten(traced.out_tree, _eager_results(outs[:k])), f_jvp
 
 
+@api_boundary
 def vjp(fn, *primals, has_aux=False):
     """Reverse mode: ``vjp(f, x) -> (f(x), vjp_fn)`` with ``vjp_fn(ct) -> (ct_x,)``, as in JAX.
 
@@ -382,6 +390,7 @@ def vjp(fn, *primals, has_aux=False):
     residuals = outs[n_all:]
     out_avals = traced.program.out_avals[:k]
 
+    @api_boundary
     def vjp_fn(ct):
         ct_leaves, ct_tree = pytree.flatten(ct)
         if ct_tree != out_tree:
@@ -452,6 +461,7 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
     """
     from .transforms.batching import batch_program, unbatched_aval
 
+    @api_boundary
     @functools.wraps(fn)
     def vmapped(*args):
         if isinstance(in_axes, (tuple, list)):
@@ -552,6 +562,7 @@ def _split_axis(x, sizes, axis, leading_shape, shapes):
 def _jacobian(fn, argnums, forward, has_aux=False):
     fname = "jacfwd" if forward else "jacrev"
 
+    @api_boundary
     @functools.wraps(fn)
     def jacobian_fn(*args):
         nums = _normalize_argnums(argnums, len(args))
@@ -633,6 +644,7 @@ def hessian(fn, argnums=0, has_aux=False):
 jacobian = jacrev   # jax.jacobian's name: reverse mode
 
 
+@api_boundary
 def eval_shape(fn, *args, **kwargs):
     """The shapes and dtypes ``fn(*args, **kwargs)`` would return, as a pytree of
     ``ShapeDtype`` (``jax.eval_shape``): ``fn`` is traced, not run. Arguments may be

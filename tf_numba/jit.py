@@ -6,6 +6,7 @@ reads its lengths from the inputs. Called inside another trace, a jitted functio
 inlined into it, so ``grad(jit(f))`` and ``jit(grad(f))`` both work.
 """
 import functools
+import sys
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from .core.trace import Tracer, current_builder
 from .core.written import Written
 from .errors import ArgumentError, TfNumbaError
 from .runtime import CpuEngine, default_runtime
+from .tracebacks import api_boundary, drop_internal_frames, entry_point
 from .transforms.simplify import simplify
 
 
@@ -64,6 +66,7 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         return self.call_slow(args, kwargs)   # the fast path lives in as_function()
 
+    @api_boundary
     def call_slow(self, args, kwargs):
         """Dispatch on the full signature: inline under a trace, else prepare and run."""
         if current_builder() is not None or _has_tracer(args, kwargs):
@@ -86,21 +89,26 @@ class Jitted:
 
         @functools.wraps(self.fn)
         def jitted(*args, **kwargs):
-            if not kwargs:
-                if len(args) == 1 and type(args[0]) is np.ndarray:
-                    fast = fast_table.get((args[0].dtype, args[0].shape))
-                    if fast is not None:
-                        return fast(args)
-                else:
-                    read = reader[0]
-                    signature = None if read is None else read(args)
-                    if signature is None:
-                        signature = _fast_signature(args)
-                    if signature is not None:
-                        fast = fast_table.get(signature[0])
+            try:       # (free in Python 3.11+ when nothing is raised)
+                if not kwargs:
+                    if len(args) == 1 and type(args[0]) is np.ndarray:
+                        fast = fast_table.get((args[0].dtype, args[0].shape))
                         if fast is not None:
-                            return fast(signature[1])
-            return call_slow(args, kwargs)
+                            return fast(args)
+                    else:
+                        read = reader[0]
+                        signature = None if read is None else read(args)
+                        if signature is None:
+                            signature = _fast_signature(args)
+                        if signature is not None:
+                            fast = fast_table.get(signature[0])
+                            if fast is not None:
+                                return fast(signature[1])
+                return call_slow(args, kwargs)
+            except TfNumbaError as err:
+                drop_internal_frames(err, sys._getframe())
+                raise
+        entry_point(jitted)
         jitted.lower = self.lower
         jitted.jitted = self
         return jitted

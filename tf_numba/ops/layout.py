@@ -7,6 +7,7 @@ are static Python ints; dims that are symbols pass through where no arithmetic i
 import functools
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
 from ..lowering.rules import IndexMap
 from ..lowering.scalar_exprs import typed
+from ..tracebacks import drop_internal_frames, entry_point
 
 PRIMS = {}
 
@@ -32,9 +34,11 @@ def located(fn):
             return fn(*args, **kwargs)
         except TfNumbaError as err:
             if err.source is None:
-                raise err.locate(fn.__name__, user_source()) from None
+                err.locate(fn.__name__, user_source())
+                err.__suppress_context__ = True         # as ``raise ... from None``
+            drop_internal_frames(err, sys._getframe())
             raise
-    return op
+    return entry_point(op)
 
 
 def _declare(name, abstract_eval, impl, **kwargs):
