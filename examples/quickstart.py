@@ -53,5 +53,6 @@ for _ in range(1000):
 print(f"   steady state: {(time.perf_counter() - start) * 1e3:.1f} us per call")
 print("   matches the interpreter:", np.allclose(g, tf.grad(loss)(w, x, y), rtol=1e-12))
 print("\n   The generated kernel:")
-print(fast_grad.lower(w, x, y).as_text().split("# segment 0")[1])
+lowered = fast_grad.lower(w, x, y).as_text()
+print(lowered[lowered.index("# segment 0"):])      # (the text before it is the program)
 print("   kernel cache:", tf.cache_info())

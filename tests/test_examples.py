@@ -36,3 +36,15 @@ def test_example_trains(name, steps):
 def test_logistic_if_shows_the_jit_error():
     out = _run("logistic_if.py", 2)
     assert "under tf.jit: ConcretizationError:" in out
+
+
+def test_quickstart_runs_and_prints_its_kernel_under_its_header():
+    done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    dump = done.stdout.split("The generated kernel:\n", 1)[1]
+    assert re.match(r"# segment 0: kernel [0-9a-f]{32} \(", dump), dump[:200]
+    assert "def kernel(" in dump
+    # what reaches stderr comes through the tf_numba logger: at most the slow-compile line
+    assert all(line.startswith("compiling jit(loss) took ")
+               for line in done.stderr.splitlines()), done.stderr

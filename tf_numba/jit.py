@@ -14,6 +14,7 @@ from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
 from .core.written import Written
+from .lowering.compile_log import compiling_for
 from .errors import ArgumentError, TfNumbaError
 from .runtime import CpuEngine, default_runtime
 from .tracebacks import api_boundary, drop_internal_frames, entry_point
@@ -71,8 +72,9 @@ class Jitted:
         """Dispatch on the full signature: inline under a trace, else prepare and run."""
         if current_builder() is not None or _has_tracer(args, kwargs):
             return self.fn(*args, **kwargs)
-        prepared, leaves = self._prepare(args, kwargs)
-        out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves, self.threads))
+        with compiling_for(f"jit({getattr(self.fn, '__name__', 'function')})"):
+            prepared, leaves = self._prepare(args, kwargs)
+            out = pytree.unflatten(prepared.out_tree, prepared.plan.run(leaves, self.threads))
         if not kwargs and not self.static_argnums:
             signature = _fast_signature(args)
             if signature is not None:

@@ -29,6 +29,8 @@ import subprocess
 import sys
 import threading
 
+from . import compile_log
+
 _HEADER = struct.Struct("<Q")
 MAX_ATTEMPTS = 2                  # a job whose worker died is sent once more
 WORKER_ENV = "TF_NUMBA_COMPILE_WORKER"    # set in a worker: it starts no workers itself
@@ -135,12 +137,14 @@ class _Worker:
                 reply = None
             if reply is None:
                 break
-            job_id, status, value, cached = reply
+            job_id, status, value, cached, seconds = reply
             with self.lock:
                 job = self.jobs.pop(job_id, None)
             if job is None:
                 continue
             job.cached = cached
+            compile_log.job_done(job.request, status == "ok", cached, seconds,
+                                 self.process.pid)
             if status == "ok":
                 job.payload = value
             else:

@@ -1,6 +1,6 @@
 """A compile worker: a Python process running ``main`` (started by
 ``compile_service``). Reads ``(job id, request)`` messages from stdin until it closes,
-compiles each kernel, writes ``(job id, status, payload or message, cached)``.
+compiles each kernel, writes ``(job id, status, payload or message, cached, seconds)``.
 
 A request says where the kernel's module is (its file in the kernel cache, else its text),
 the function's name, the ``numba.njit`` options and the argument types. The reply's payload
@@ -138,11 +138,13 @@ def main():
         if message is None:
             break
         job_id, request = message
+        started = time.perf_counter()
         try:
             payload, cached = compile_request(request)
-            reply = (job_id, "ok", payload, cached)
+            reply = (job_id, "ok", payload, cached, time.perf_counter() - started)
         except Exception as err:     # reported to the caller, which keeps interpreting
-            reply = (job_id, "error", f"{type(err).__name__}: {err}", False)
+            reply = (job_id, "error", f"{type(err).__name__}: {err}", False,
+                     time.perf_counter() - started)
         try:
             write_message(stdout, reply)
         except (BrokenPipeError, OSError):

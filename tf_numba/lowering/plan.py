@@ -15,7 +15,6 @@ compiles on the first call, in the caller's thread.
 import collections
 import functools
 import os
-import sys
 import threading
 import time
 
@@ -32,6 +31,7 @@ from ..transforms.simplify import dead_code_elimination
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads, numpy_blas
+from .compile_log import LOGGER
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS, NUMBA_IMPORTS
 from .rules import lowerable
@@ -379,7 +379,7 @@ class Plan:
 
     def _give_up(self, why):
         self._gave_up, self._jobs = True, []
-        print(f"tf_numba: {why}; running interpreted", file=sys.stderr)
+        LOGGER.warning("%s; running interpreted", why)
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
