@@ -1,9 +1,23 @@
 """The README's Python blocks run as pasted, in order, in one session (as a reader
-would paste them), and its first screen keeps the two set-up-and-go commands."""
+would paste them); a block shown with the traceback it ends in prints that traceback when
+run as a script; the errors the README describes say what it says; and its first screen
+keeps the two set-up-and-go commands."""
+import os
 import pathlib
 import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.errors import ConcretizationError, TfIndexError, TfNumbaError
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+# a python block followed by the traceback it ends in
+FAILING = r"```python\n((?:(?!```).)*)```\n\n```text\n(Traceback (?:(?!```).)*)```"
 
 
 def _blocks(language):
@@ -12,7 +26,8 @@ def _blocks(language):
 
 def test_readme_python_blocks_run_in_order(capsys):
     namespace = {"__name__": "readme"}
-    blocks = _blocks("python")
+    failing = {code for code, _ in re.findall(FAILING, README.read_text(), re.S)}
+    blocks = [code for code in _blocks("python") if code not in failing]
     assert blocks
     for i, code in enumerate(blocks):
         exec(compile(code, f"README.md python block {i}", "exec"), namespace)
@@ -26,3 +41,56 @@ def test_readme_starts_with_the_two_setup_commands():
     assert len(commands) == 2 and all("python3 -m venv .venv" in c for c in commands)
     assert "examples/quickstart.py" in commands[0] and "pytest" in commands[1]
     assert "../shared" not in README.read_text()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the last line is an exception note, "
+                    "which Python 3.11 added")
+def test_readme_tracebacks_are_what_a_terminal_shows(tmp_path):
+    """Run as ``python example.py``, each failing block prints the README's traceback
+    (the column markers under a line, which vary with Python's version, aside)."""
+    shown = re.findall(FAILING, README.read_text(), re.S)
+    assert shown
+    for code, traceback in shown:
+        (tmp_path / "example.py").write_text(code)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TF_NUMBA_TRACEBACK")}
+        out = subprocess.run([sys.executable, "example.py"], capture_output=True, text=True,
+                             cwd=tmp_path, env=env, timeout=120)
+        printed = out.stderr.replace(f"{tmp_path}{os.sep}", "")
+        printed = "".join(line for line in printed.splitlines(keepends=True)
+                          if not re.fullmatch(r"\s*[~^]+\s*", line))
+        assert printed == traceback
+
+
+def _raised(fn, *args):
+    with pytest.raises(TfNumbaError) as info:
+        fn(*args)
+    return info.value, str(info.value)
+
+
+def test_readme_advice_for_python_control_flow_under_jit():
+    """"raises ConcretizationError with the advice (tnp.where, lax.cond, or static_argnums /
+    static_argnames ...)\""""
+    err, text = _raised(tf.jit(lambda x: x if x > 0 else -x), 1.0)
+    assert isinstance(err, ConcretizationError)
+    for advice in ("tnp.where", "lax.cond", "static_argnums", "static_argnames"):
+        assert advice in text
+    assert f"at {__file__}:" in text
+
+
+def test_readme_numpy_function_on_a_traced_value_names_tnp_and_the_line():
+    """"np.sin(x) on a traced x raises an error naming tnp.sin and your line\""""
+    _, text = _raised(tf.jit(lambda x: np.sin(x)), np.ones(3))
+    assert "tnp.sin" in text and f"at {__file__}:" in text
+
+
+def test_readme_index_out_of_range_names_index_size_and_line_under_jit():
+    """"TfIndexError names the index, the size and your line, under jit too\""""
+    err, text = _raised(tf.jit(lambda x: x[7]), np.ones(3))
+    assert isinstance(err, TfIndexError)
+    assert "7" in text and "size 3" in text and f"at {__file__}:" in text
+
+
+def test_readme_float16_input_to_jit_is_refused_with_the_advice():
+    """"a float16 input to jit is refused with that advice" (it computes as float32)"""
+    _, text = _raised(tf.jit(lambda x: tnp.sin(x)), np.ones(3, np.float16))
+    assert "float16" in text and "float32" in text

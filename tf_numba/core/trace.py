@@ -144,9 +144,10 @@ class Tracer:
             raise ConcretizationError(
                 f"a traced {self.aval} value was used where Python needs a concrete {what}. "
                 "Under jit (and vmap, and inside lax loop bodies) traced values have no value "
-                "yet: use tnp.where(cond, a, b) to choose between values, compute with tnp "
-                "instead of Python control flow, or pass the argument as static "
-                "(jit(..., static_argnums=...)).",
+                "yet: use tnp.where(cond, a, b) to choose between values, lax.cond(pred, "
+                "true_fun, false_fun, *operands) to run one of two functions (lax.while_loop "
+                "or lax.fori_loop for a loop), or pass the argument as static "
+                "(jit(..., static_argnums=... or static_argnames=...)).",
                 op=f"{what}(tracer)", source=user_source())
         return value
 
