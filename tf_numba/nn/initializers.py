@@ -49,7 +49,7 @@ def _shape(shape, what):
         return (operator.index(shape),) if np.ndim(shape) == 0 else \
             tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise ShapeError(f"nn.initializers.{what}: shape must be a tuple of ints, got "
+        raise ShapeError("shape must be a tuple of ints, got "
                          f"{shape!r}", op=f"nn.initializers.{what}") from None
 
 
