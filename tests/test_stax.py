@@ -273,3 +273,15 @@ def test_layers_equal_jax_stax_for_the_same_key():
         for a, b in zip(tf.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(jparams)):
             np.testing.assert_allclose(a, np.asarray(b), rtol=1e-13, atol=1e-15, err_msg=name)
         np.testing.assert_allclose(y, np.asarray(jy), rtol=1e-12, atol=1e-13, err_msg=name)
+
+
+def test_a_batch_size_of_minus_one_flows_through_init_as_in_jax():
+    # JAX's examples call init_fun with (-1, 28, 28, 1): every layer's shape rule must take
+    # the placeholder (pools turn it into 0, as JAX's reduce_window_shape_tuple does)
+    init_fun, apply_fun = stax.serial(
+        stax.Conv(4, (4, 4), padding="SAME", strides=(2, 2)), stax.Relu,
+        stax.MaxPool((2, 2), (1, 1)), stax.Conv(6, (2, 2), strides=(2, 2)),
+        stax.AvgPool((2, 2), (1, 1), "SAME"), stax.Flatten, stax.Dense(3))
+    out_shape, params = init_fun(KEY, (-1, 12, 12, 1))
+    assert out_shape[1:] == (3,) and params[-1][0].shape == (2 * 2 * 6, 3)
+    assert apply_fun(params, RNG.normal(size=(2, 12, 12, 1))).shape == (2, 3)

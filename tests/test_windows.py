@@ -503,6 +503,9 @@ def test_shape_tuples_equal_jax():
                                          (2, 1, 1)) == tuple(
         jax.lax.reduce_window_shape_tuple((5, 8, 3), (2, 3, 1), (1, 2, 1), pads, (1, 2, 1),
                                           (2, 1, 1)))
+    placeholder = ((-1, 14, 14, 16), (1, 2, 2, 1), (1, 1, 1, 1), ((0, 0),) * 4)
+    assert lax.reduce_window_shape_tuple(*placeholder) == tuple(
+        jax.lax.reduce_window_shape_tuple(*placeholder)) == (0, 13, 13, 16)
     assert lax.conv_shape_tuple((2, 3, 9, 8), (5, 3, 3, 2), (2, 1), "SAME") == tuple(
         jax.lax.conv_shape_tuple((2, 3, 9, 8), (5, 3, 3, 2), (2, 1), "SAME"))
 

@@ -442,7 +442,8 @@ def _window_pads(shape, window, strides, padding, base, wdil, op):
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
                               base_dilation=None, window_dilation=None):
     """The output shape of ``reduce_window``, as ``jax.lax.reduce_window_shape_tuple``
-    (``padding`` ``(lo, hi)`` pairs, or a padding string).
+    (``padding`` ``(lo, hi)`` pairs, or a padding string); a size that leaves no whole
+    window gives 0.
 
     >>> reduce_window_shape_tuple((8, 28, 28, 3), (1, 2, 2, 1), (1, 2, 2, 1), ((0, 0),) * 4)
     (8, 14, 14, 3)
@@ -455,8 +456,10 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
     base = _ints(base_dilation, rank, "base_dilation", op)
     wdil = _ints(window_dilation, rank, "window_dilation", op)
     pads = _window_pads(shape, window, strides, padding, base, wdil, op)
-    return _out_sizes(shape, pads, base, window, strides, wdil, op,
-                      f"operand {shape}, padding {pads}")
+    # no check of the sizes, as JAX's: stax passes a batch size of -1 for "any", which
+    # comes out 0 (and is not read again)
+    return windows.window_counts(windows.padded_sizes(shape, pads, base), window, strides,
+                                 wdil)
 
 
 # ---------------------------------------------------------------- reduce_window
