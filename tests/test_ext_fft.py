@@ -7,6 +7,7 @@ import pytest
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
+from tf_numba.errors import TfNumbaError
 
 from ad_checks import check_grads
 
@@ -76,6 +77,16 @@ def test_bad_arguments_are_errors():
         tnp.fft.fft(Z, n=0)
     with pytest.raises(TypeError, match="real input"):
         tnp.fft.rfft(Z)
+
+
+@pytest.mark.parametrize("call", [lambda: tnp.fft.fft(Z, norm="sideways"),
+                                  lambda: tnp.fft.fft(Z, n=0), lambda: tnp.fft.rfft(Z),
+                                  lambda: tnp.fft.fftn(Z3, s=(2, 2), axes=(0,)),
+                                  lambda: tnp.fft.fftn(Z, axes=())])
+def test_bad_arguments_are_tf_numba_errors(call):
+    # found by the fuzzer: rfft of a complex array raised a bare TypeError
+    with pytest.raises(TfNumbaError):
+        call()
 
 
 GRAD_CASES = [

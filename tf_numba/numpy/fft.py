@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..errors import ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ext import fft as F
 from ..ops import layout
 from . import _promote as P
@@ -25,8 +25,8 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "
 def _norm(norm):
     norm = "backward" if norm is None else norm
     if norm not in F.NORMS:
-        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or '
-                         '"forward".')
+        raise ArgumentError(f'Invalid norm value {norm}; should be "backward", "ortho" or '
+                            '"forward".')
     return norm
 
 
@@ -43,8 +43,8 @@ def _as_real(x):
     x = P.asarray(x)
     dt = P.concrete_dtype(x)
     if dtypes.is_complex(dt):
-        raise TypeError(f"rfft needs real input, got {dt.name}: use fft, or take the real "
-                        "part first")
+        raise DTypeError(f"rfft needs real input, got {dt.name}: use fft, or take the real "
+                         "part first")
     return P.cast(x, dtypes.inexact_of(dt))
 
 
@@ -76,12 +76,12 @@ def _axes_and_lengths(x, s, axes, name, last_from=None):
     else:
         lengths = [int(n) for n in np.atleast_1d(s).tolist()]
         if len(lengths) != len(axes):
-            raise ValueError("Shape and axes have different lengths.")
+            raise ShapeError("Shape and axes have different lengths.", op=name)
     for n in lengths:
         if n < 1:
-            raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+            raise ShapeError(f"Invalid number of FFT data points ({n}) specified.", op=name)
     if not axes:
-        raise ValueError("fft over no axes")
+        raise ShapeError("fft over no axes", op=name)
     return axes, tuple(lengths)
 
 
