@@ -230,6 +230,16 @@ def test_take_matches_numpy(mode):
               np.asarray(indices))
 
 
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_take_from_a_0d_array_as_numpy(axis):
+    # found by the fuzzer: take along axis 0 of a 0-d array raised a bare IndexError
+    for indices in [np.int64(0), I([0, 0, -1])]:
+        check(lambda a, i: tnp.take(a, i, axis=axis),
+              lambda a, i: np.take(a, i, axis=axis), np.array(2.5), indices)
+    with pytest.raises(TfIndexError):
+        tnp.take(np.array(2.5), I([1]), axis=axis)
+
+
 def test_take_along_axis_and_put_along_axis():
     y = np.array([[10, 30, 20], [60, 40, 50]])
     order = np.argsort(y, axis=1)

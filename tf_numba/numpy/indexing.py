@@ -660,11 +660,13 @@ def take(a, indices, axis=None, out=None, mode=None):
     x = P.asarray(a)
     if P.is_weak(x):
         x = np.asarray(x)
-    if axis is None:
+    if axis is not None:
+        axis = P.axis_arg(axis, max(len(aval_of(x).shape), 1), "take")
+    if axis is None or not aval_of(x).shape:
+        # (NumPy takes from a 0-d array along axis 0 or -1 as from its one element)
         x = layout.reshape(x, (-1,))
         axis = 0
     shape = tuple(aval_of(x).shape)
-    axis = P.axis_arg(axis, len(shape), "take")
     idx = _index_operand(indices, shape[axis], mode, "take")
     ishape = tuple(aval_of(idx).shape)
     y = ix.gather(x, layout.reshape(idx, ishape + (1,)), (axis,))
