@@ -10,6 +10,7 @@ import scipy.linalg as sl
 import tf_numba as tf
 import tf_numba.numpy as tnp
 import tf_numba.scipy.linalg as tsl
+from tf_numba.errors import TfNumbaError
 
 from ad_checks import check_grads
 
@@ -328,6 +329,17 @@ def test_non_square_input_is_a_linalg_error():
         TL.inv(np.ones((2, 3)))
     with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
         TL.det(np.ones(3))
+
+
+@pytest.mark.parametrize("call", [lambda: TL.inv(np.ones((2, 3))), lambda: TL.det(np.ones(3)),
+                                  lambda: TL.lstsq(np.ones((2, 3)), np.ones(3)),
+                                  lambda: TL.tensorinv(np.ones((2, 3)), 1),
+                                  lambda: TL.norm(np.ones((2, 2)), ord="sideways"),
+                                  lambda: TL.eigh(np.eye(2), UPLO="X")])
+def test_shape_and_argument_errors_are_tf_numba_errors(call):
+    # found by the fuzzer: det of a non-square matrix raised NumPy's LinAlgError alone
+    with pytest.raises(TfNumbaError):
+        call()
 
 
 # ---------------------------------------------------------------- derivatives

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.shapes import broadcast_shapes
-from ..errors import ShapeError, UnsupportedError
+from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ext import linalg as L
 from . import _promote as P
 
@@ -32,6 +32,12 @@ __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eig", "eigvals",
            "matrix_power", "tensorsolve", "tensorinv", "cond", "matrix_rank", "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
+
+
+class LinAlgShapeError(ShapeError, LinAlgError):
+    """Operands of a shape linalg cannot take (not matrices, not square): NumPy's
+    ``LinAlgError``, as NumPy raises, and a ``ShapeError`` of tf_numba's."""
+
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -62,10 +68,10 @@ def inexact(*xs):
 def _matrices(name, a, square=True):
     s = _shape(a)
     if len(s) < 2:
-        raise LinAlgError(f"{len(s)}-dimensional array given. Array must be at least "
-                          f"two-dimensional ({name})")
+        raise LinAlgShapeError(f"{len(s)}-dimensional array given. Array must be at least "
+                               f"two-dimensional ({name})")
     if square and s[-1] != s[-2]:
-        raise LinAlgError(f"Last 2 dimensions of the array must be square ({name}: {s})")
+        raise LinAlgShapeError(f"Last 2 dimensions of the array must be square ({name}: {s})")
 
 
 def _broadcast_batch(name, a, b, b_core):
@@ -138,7 +144,7 @@ def qr(a, mode="reduced"):
 
 def _lower(uplo):
     if uplo not in ("L", "U"):
-        raise ValueError(f"UPLO argument must be 'L' or 'U', got {uplo!r}")
+        raise ArgumentError(f"UPLO argument must be 'L' or 'U', got {uplo!r}")
     return uplo == "L"
 
 
@@ -220,7 +226,7 @@ def _matrix_norm(x, ord, axes, keepdims):
     rank = len(_shape(x))
     row, col = (a % rank for a in axes)
     if row == col:
-        raise ValueError("Duplicate axes given.")
+        raise ShapeError("Duplicate axes given.", op="norm")
     if ord in (None, "fro", "f"):
         out = _vector_norm(x, None, (row, col), keepdims)
     elif ord in ("nuc", 2, -2):
@@ -237,7 +243,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         if not keepdims:
             out = tnp.squeeze(out, (row, col))
     else:
-        raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+        raise ArgumentError(f"Invalid norm order {ord!r} for matrices.", op="norm")
     return out
 
 
@@ -258,15 +264,15 @@ def norm(x, ord=None, axis=None, keepdims=False):
         elif rank == 2:
             axis = (0, 1)
         else:
-            raise ValueError("Improper number of dimensions to norm.")
+            raise ShapeError("Improper number of dimensions to norm.", op="norm")
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     if len(axes) == 1:
         if isinstance(ord, str):
-            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+            raise ArgumentError(f"Invalid norm order '{ord}' for vectors", op="norm")
         return P.scalar_result(_vector_norm(x, ord, axes, keepdims))
     if len(axes) == 2:
         return P.scalar_result(_matrix_norm(x, ord, axes, keepdims))
-    raise ValueError("Improper number of dimensions to norm.")
+    raise ShapeError("Improper number of dimensions to norm.", op="norm")
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -283,7 +289,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def _pinv_rcond(rcond, rtol, shape, dt):
     if rcond is not None and rtol is not None:
-        raise ValueError("`rtol` and `rcond` can't be both set.")
+        raise ArgumentError("`rtol` and `rcond` can't be both set.", op="pinv")
     value = rtol if rcond is None else rcond
     if value is None:
         if rtol is None and rcond is None:
@@ -315,8 +321,8 @@ def lstsq(a, b, rcond=None):
     a, b = inexact(a, b)
     sa, sb = _shape(a), _shape(b)
     if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
-        raise LinAlgError(f"lstsq needs a 2-D a and a 1-D or 2-D b with matching rows, got "
-                          f"{sa} and {sb}")
+        raise LinAlgShapeError(f"lstsq needs a 2-D a and a 1-D or 2-D b with matching rows, "
+                               f"got {sa} and {sb}")
     m, n = sa
     cut = float(np.finfo(a.dtype).eps) * builtins.max(m, n) if rcond is None else float(rcond)
     x = tnp.matmul(L.pinv(a, cut), b)
@@ -374,8 +380,8 @@ def tensorsolve(a, b, axes=None):
     rows = int(np.prod(sa[:nb], dtype=np.int64))
     cols = int(np.prod(x_shape, dtype=np.int64))
     if rows != cols:
-        raise LinAlgError(f"tensorsolve: the product of a's first {nb} dims ({rows}) must "
-                          f"equal that of the rest ({cols}), for a of shape {sa}")
+        raise LinAlgShapeError(f"tensorsolve: the product of a's first {nb} dims ({rows}) "
+                               f"must equal that of the rest ({cols}), for a of shape {sa}")
     x = L.solve(tnp.reshape(a, (rows, cols)), tnp.reshape(b, (rows, 1)))
     return tnp.reshape(x, x_shape)
 
@@ -385,13 +391,13 @@ def tensorinv(a, ind=2):
     tnp = _tnp()
     (a,) = inexact(a)
     if not isinstance(ind, int) or ind <= 0:
-        raise ValueError("Invalid ind argument.")
+        raise ArgumentError("Invalid ind argument.", op="tensorinv")
     sa = _shape(a)
     rows = int(np.prod(sa[:ind], dtype=np.int64))
     cols = int(np.prod(sa[ind:], dtype=np.int64))
     if rows != cols:
-        raise LinAlgError(f"tensorinv: the product of a's first {ind} dims ({rows}) must "
-                          f"equal that of the rest ({cols}), for a of shape {sa}")
+        raise LinAlgShapeError(f"tensorinv: the product of a's first {ind} dims ({rows}) "
+                               f"must equal that of the rest ({cols}), for a of shape {sa}")
     return tnp.reshape(L.inv(tnp.reshape(a, (rows, cols))), sa[ind:] + sa[:ind])
 
 
