@@ -322,6 +322,16 @@ def test_logaddexp_special_values_and_ties(name, dtype):
     _check_or_raise(name, [x, y], True)
 
 
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_logaddexp_of_0d_arrays_eagerly(name):
+    # found by the fuzzer: an eager step made a NumPy scalar (np.float64 subclasses float),
+    # which was taken for a weak Python scalar and gave gt(float64, int64)
+    for dtype in [np.float32, np.float64]:
+        x, y = np.array(0.3, dtype), np.array(-1.0, dtype)
+        check(getattr(tnp, name), getattr(np, name), x, y)
+        check(getattr(tnp, name), getattr(np, name), x, x)
+
+
 def test_complex_to_bool_is_nonzero_not_real_part_nonzero():
     z = np.array([1j, 0j, 1 + 0j])
     for name in ["logical_and", "logical_or", "logical_xor"]:

@@ -78,15 +78,14 @@ def _abstract_eval(name, accepts, out_rule):
 
 
 def _coerce(args):
-    """Turn Python scalars into 0-d arrays of the first array operand's dtype."""
-    dt = None
-    for a in args:
-        if not isinstance(a, dtypes.WEAK_SCALAR_TYPES):
-            dt = aval_of(a).dtype
-            break
+    """Turn Python scalars into 0-d arrays of the first array operand's dtype. A NumPy
+    scalar (``np.float64`` subclasses ``float``; eager NumPy gives them for 0-d results)
+    keeps its own dtype."""
+    weak = [type(a) in dtypes.WEAK_SCALAR_TYPES for a in args]
+    dt = next((aval_of(a).dtype for a, w in zip(args, weak) if not w), None)
     if dt is None:
         return [np.asarray(a, dtypes.of_scalar(a)) for a in args]
-    return [np.asarray(a, dt) if isinstance(a, dtypes.WEAK_SCALAR_TYPES) else a for a in args]
+    return [np.asarray(a, dt) if w else a for a, w in zip(args, weak)]
 
 
 def _op(prim):
