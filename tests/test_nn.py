@@ -469,3 +469,13 @@ def test_jit_of_grad_equals_interpreted_grad():
     for a, b in zip(got, want):
         assert np.all(np.isfinite(a))
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_softmax_family_of_a_0d_array_as_scipy(axis):
+    # found by the fuzzer: axis 0 of a 0-d array raised a bare IndexError in tnp.max
+    x = np.array(1.5)
+    np.testing.assert_allclose(nn.softmax(x, axis=axis), sps.softmax(x, axis=axis))
+    np.testing.assert_allclose(nn.log_softmax(x, axis=axis), sps.log_softmax(x, axis=axis))
+    np.testing.assert_allclose(nn.logsumexp(x, axis=axis), sps.logsumexp(x, axis=axis))
+    np.testing.assert_allclose(tf.grad(lambda a: nn.logsumexp(a, axis=axis))(x), 1.0)

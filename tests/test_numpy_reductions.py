@@ -250,3 +250,20 @@ def test_reductions_return_numpy_scalars_eagerly():
     assert_same(tnp.sum(np.arange(3)), np.sum(np.arange(3)))
     assert_same(tnp.all(np.ones(2)), np.all(np.ones(2)))
     assert_same(tnp.mean(np.arange(4, dtype=np.float32)), np.mean(np.arange(4, dtype=np.float32)))
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0,)])
+@pytest.mark.parametrize("name", ["sum", "max", "min", "mean", "prod", "var", "any"])
+def test_reductions_over_axis_0_or_minus_1_of_a_0d_array_as_numpy(name, axis):
+    # found by the fuzzer: max(x, axis=0, initial=...) of a 0-d x raised a bare IndexError,
+    # and axis=-1 a ShapeError where NumPy reduces nothing (NumPy's own functions differ
+    # here: those that raise AxisError are left out)
+    x = np.array(2.5)
+    extra = [{}, {"keepdims": True}] + ([{"initial": -1.0}] if name in ("max", "min") else [])
+    for kw in extra:
+        try:
+            getattr(np, name)(x, axis=axis, **kw)
+        except np.exceptions.AxisError:
+            continue
+        check(lambda a: getattr(tnp, name)(a, axis=axis, **kw),
+              lambda a: getattr(np, name)(a, axis=axis, **kw), x)

@@ -221,18 +221,19 @@ def same_shape(a, b, op):
 
 def normalize_axis(axis, rank, op="axis"):
     """A non-negative axis for ``rank`` dims, accepting NumPy's negative axes."""
-    if not -rank <= axis < max(rank, 1) or (rank == 0 and axis not in (0, -1)):
+    if not -max(rank, 1) <= axis < max(rank, 1):     # (a 0-d array takes 0 and -1)
         raise ShapeError(f"axis {axis} is out of bounds for an array of rank {rank}", op=op)
     return axis % rank if rank else 0
 
 
 def normalize_axes(axis, rank, op="axis"):
-    """A sorted tuple of distinct axes from None (all), an int, or a sequence of ints."""
+    """A sorted tuple of distinct axes from None (all), an int, or a sequence of ints.
+    A 0-d array has none: NumPy takes axis 0 or -1 of it and reduces nothing."""
     if axis is None:
         return tuple(range(rank))
     if isinstance(axis, int):
-        return (normalize_axis(axis, rank, op),)
+        axis = (axis,)
     axes = tuple(normalize_axis(a, rank, op) for a in axis)
     if len(set(axes)) != len(axes):
         raise ShapeError(f"repeated axis in {tuple(axis)}", op=op)
-    return tuple(sorted(axes))
+    return tuple(sorted(axes)) if rank else ()
