@@ -60,6 +60,13 @@ def test_tensordot(sa, sb, axes):
           exact=False)
 
 
+def test_tensordot_over_an_axis_of_a_0d_operand_is_a_shape_error():
+    # found by the fuzzer: it raised a bare IndexError (as NumPy does)
+    for a, b in [(np.ones((2, 8)), np.float64(3.0)), (np.array(2.0), np.ones(3))]:
+        with pytest.raises(ShapeError, match="0-d operand"):
+            tnp.tensordot(a, b, axes=([0], [0]))
+
+
 @pytest.mark.parametrize("offset", [-1, 0, 2])
 def test_trace(offset):
     for dtype in [np.int32, np.float32, np.bool_]:

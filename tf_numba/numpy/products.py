@@ -195,6 +195,10 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     if len(ax_a) != len(ax_b):
         raise ShapeError("shape-mismatch for sum: the axis lists differ in length",
                          op="tensordot")
+    for shape, listed in ((sx, ax_a), (sy, ax_b)):
+        if listed and not shape:
+            raise ShapeError(f"axes {listed} of a 0-d operand: it has no axis to contract",
+                             op="tensordot")
     ax_a = [P.axis_arg(i, len(sx), "tensordot") for i in ax_a]
     ax_b = [P.axis_arg(i, len(sy), "tensordot") for i in ax_b]
     for i, j in zip(ax_a, ax_b):
