@@ -204,3 +204,16 @@ def test_dynamic_slice_clamps_as_jax():
     np.testing.assert_array_equal(lax.dynamic_index_in_dim(x, 2, 0, False), x[2])
     np.testing.assert_array_equal(lax.dynamic_update_index_in_dim(x, np.zeros(3), -1, 0)[-1],
                                   np.zeros(3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: lax.dynamic_slice_in_dim(np.array(1.0), 0, 1, axis=0),
+    lambda: lax.dynamic_slice_in_dim(np.ones((3, 2)), 0, 1, axis=2),
+    lambda: lax.dynamic_index_in_dim(np.ones(3), 0, axis=-2),
+    lambda: lax.dynamic_update_slice_in_dim(np.array(1.0), np.array(2.0), 0, 0),
+    lambda: lax.dynamic_update_slice_in_dim(np.ones((3, 2)), np.ones((3, 1)), 0, 3)])
+def test_in_dim_slices_of_an_axis_the_operand_lacks_are_errors(call):
+    # found by the fuzzer: a 0-d operand raised ZeroDivisionError (axis % rank), and an
+    # axis past the rank wrapped around to another axis
+    with pytest.raises(TfNumbaError, match="out of bounds"):
+        call()

@@ -242,3 +242,11 @@ def test_astype_and_delete_and_shape_queries():
     assert tnp.size(X, 1) == 3 and tnp.shape(2.0) == ()
     out = run_traced(lambda a: tnp.full(tnp.shape(a), tnp.size(a)), X)
     assert_same(out, np.full(X.shape, X.size), check_type=False)
+
+
+def test_roll_of_a_0d_array_along_an_axis_is_a_shape_error():
+    # found by the fuzzer: a bare IndexError (NumPy raises AxisError)
+    for axis in (0, -1):
+        with pytest.raises(ShapeError, match="out of bounds"):
+            tnp.roll(np.array(1.0), 1, axis=axis)
+    assert_same(tnp.roll(np.array(1.0), 1), np.roll(np.array(1.0), 1))

@@ -19,6 +19,7 @@ import numpy as np
 
 from .core import dtypes, pytree
 from .core.ir import ShapedArray, Var, aval_of_value
+from .core.shapes import normalize_axis
 from .core.trace import Tracer, user_source
 from .errors import ShapeError, TfNumbaError
 from .ops import contraction, control
@@ -468,7 +469,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     """``dynamic_slice`` along one axis (the others whole)."""
     shape = _aval(_leaf(operand)).shape
-    axis = axis % len(shape)
+    axis = normalize_axis(axis, len(shape), "dynamic_slice_in_dim")
     return dynamic_slice(operand, _in_dim(shape, axis, start_index, lambda d: 0),
                          _in_dim(shape, axis, slice_size, lambda d: shape[d]),
                          allow_negative_indices=allow_negative_indices)
@@ -485,7 +486,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
     """``dynamic_update_slice`` along one axis."""
     shape = _aval(_leaf(operand)).shape
-    axis = axis % len(shape)
+    axis = normalize_axis(axis, len(shape), "dynamic_update_slice_in_dim")
     return dynamic_update_slice(operand, update, _in_dim(shape, axis, start_index, lambda d: 0),
                                 allow_negative_indices=allow_negative_indices)
 

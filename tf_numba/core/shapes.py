@@ -221,9 +221,9 @@ def same_shape(a, b, op):
 
 def normalize_axis(axis, rank, op="axis"):
     """A non-negative axis for ``rank`` dims, accepting NumPy's negative axes."""
-    if not -max(rank, 1) <= axis < max(rank, 1):     # (a 0-d array takes 0 and -1)
+    if not -rank <= axis < rank:
         raise ShapeError(f"axis {axis} is out of bounds for an array of rank {rank}", op=op)
-    return axis % rank if rank else 0
+    return axis % rank
 
 
 def normalize_axes(axis, rank, op="axis"):
@@ -233,7 +233,7 @@ def normalize_axes(axis, rank, op="axis"):
         return tuple(range(rank))
     if isinstance(axis, int):
         axis = (axis,)
-    axes = tuple(normalize_axis(a, rank, op) for a in axis)
+    axes = tuple(normalize_axis(a, max(rank, 1), op) for a in axis)
     if len(set(axes)) != len(axes):
         raise ShapeError(f"repeated axis in {tuple(axis)}", op=op)
     return tuple(sorted(axes)) if rank else ()
