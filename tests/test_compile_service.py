@@ -13,16 +13,40 @@ import pytest
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.lowering.compile_service import CompileService
+from tf_numba.lowering.compile_service import CompileService, workers_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run_script(source, cache_dir, timeout=120):
-    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(cache_dir),
-               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(source)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+def _env(cache_dir, **extra):
+    return dict(os.environ, TF_NUMBA_CACHE_DIR=str(cache_dir), **extra,
+                PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+
+
+def _run_script(source, cache_dir, timeout=120, **env):
+    """Run ``source`` in a fresh process: its CompletedProcess, with its ``pid`` and the
+    ``ended`` time (time.monotonic) at which it had exited."""
+    run = subprocess.Popen([sys.executable, "-c", textwrap.dedent(source)],
+                           env=_env(cache_dir, **env), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        out, err = run.communicate()
+        raise AssertionError(f"the script hung for {timeout} s\n{out}\n{err}")
+    done = subprocess.CompletedProcess(run.args, run.returncode, out, err)
+    done.pid, done.ended = run.pid, time.monotonic()
+    return done
+
+
+def assert_no_worker_outlives(done, seconds=2.0):
+    """No compile worker of the finished script ``done`` runs ``seconds`` after its exit."""
+    deadline = done.ended + seconds
+    while workers_of(done.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not workers_of(done.pid), (
+        f"compile workers {workers_of(done.pid)} outlived their process by {seconds} s")
 
 
 def _numba_entries(cache_dir):
@@ -38,9 +62,7 @@ def _wait_for(predicate, seconds):
     return predicate()
 
 
-def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_the_cache(
-        tmp_path):
-    script = """
+_EXITS_MID_COMPILE = """
         import sys, threading
         import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
         f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * 1.75 + tnp.cos(x)))
@@ -52,8 +74,29 @@ def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_t
         print("tf_numba-imports" in [t.name for t in threading.enumerate()] or
               "scipy.linalg.cython_blas" in sys.modules)
     """
-    first = _run_script(script, tmp_path)
-    assert first.returncode == 0, first.stderr
+
+
+def test_a_script_that_exits_mid_compile_leaves_no_worker_and_prints_nothing(tmp_path):
+    script = _EXITS_MID_COMPILE + """
+        from tf_numba.lowering.compile_service import SERVICE
+        import time
+        while not SERVICE.info()["compiling"]:      # a worker has the job
+            time.sleep(0.01)
+    """
+    done = _run_script(script, tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert_no_worker_outlives(done)
+
+
+def test_with_compile_after_exit_the_worker_finishes_its_job_into_the_cache(tmp_path):
+    script = _EXITS_MID_COMPILE + """
+        from tf_numba.lowering.compile_service import SERVICE
+        import time
+        while not SERVICE.info()["compiling"]:
+            time.sleep(0.01)
+    """
+    first = _run_script(script, tmp_path, TF_NUMBA_COMPILE_AFTER_EXIT="1")
+    assert first.returncode == 0 and first.stderr == "", first.stderr
     value, compiles, importing = first.stdout.split()
     x = np.linspace(0.0, 1.0, 50)
     assert float(value) == pytest.approx(np.sum(np.sin(x) * 1.75 + np.cos(x)), rel=1e-12)
@@ -62,7 +105,7 @@ def test_a_script_that_exits_mid_compile_exits_cleanly_and_the_kernel_lands_in_t
     assert _wait_for(lambda: _numba_entries(tmp_path), 90), "no kernel reached the cache"
     # a first call is answered by the interpreter; a later one loads the kernel from disk
     # (once numba's imports, made in a thread meanwhile, are done)
-    second = _run_script(textwrap.dedent(script) + textwrap.dedent("""
+    second = _run_script(textwrap.dedent(_EXITS_MID_COMPILE) + textwrap.dedent("""
         import time
         deadline = time.monotonic() + 60
         while tf.cache_info()["disk_hits"] < 1 and time.monotonic() < deadline:
@@ -81,25 +124,14 @@ def test_workers_do_not_outlive_the_user_process_for_long(tmp_path):
         from tf_numba.lowering.compile_service import SERVICE
         f = tf.jit(lambda x: tnp.tanh(x) * 2.5 - x)
         f(np.ones(8))
+        while not SERVICE.worker_pids():         # (it starts in a thread of its own)
+            pass
         print(*SERVICE.worker_pids())
     """
     done = _run_script(script, tmp_path)
     assert done.returncode == 0, done.stderr
-    pids = [int(p) for p in done.stdout.split()]
-    assert pids
-
-    def gone():
-        for pid in pids:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                continue
-            # a zombie of an exited worker (reaped by init) counts as gone
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split()[2] != "Z":
-                    return False
-        return True
-    assert _wait_for(gone, 90)
+    assert [int(p) for p in done.stdout.split()]
+    assert_no_worker_outlives(done)
 
 
 def _request_for(fn, *args):
@@ -150,7 +182,7 @@ def test_calls_while_kernels_are_in_flight_are_interpreted_at_the_engines_blas_w
         monkeypatch):
     from tf_numba.lowering import blas_threads, compile_service
     monkeypatch.setattr(compile_service.SERVICE, "submit",      # a compile never answered
-                        lambda request: compile_service.Job(request))
+                        lambda request, block=False: compile_service.Job(request))
     widths = []
     set_width = blas_threads.set_width
     monkeypatch.setattr(blas_threads, "set_width",
@@ -331,14 +363,13 @@ def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
     plan, cache, x, want = _one_kernel_plan(tmp_path, 0.359375)
     seg = plan.segments[0]
     signature = seg.signature([x])
-    lock = kc.compile_lock(seg.kernel.path, signature)
-    open(lock, "w").close()                     # "another process" is compiling it
     jobs_before = plan_module.SERVICE.stats["jobs"]
-    for _ in range(3):
-        assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
-    assert plan_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
+    # "another process" is compiling it: it holds the lock
+    with kc.holding_lock(kc.compile_lock(seg.kernel.path, signature)):
+        for _ in range(3):
+            assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
+        assert plan_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
     # that process's worker finishes: the kernel lands in the disk cache, the lock goes
-    os.unlink(lock)
     _compile_to_disk(seg, x)
     deadline = time.monotonic() + 60
     while not plan.ready and time.monotonic() < deadline:
@@ -439,28 +470,26 @@ def test_a_forked_child_compiles_with_workers_of_its_own(tmp_path):
 
 def test_a_worker_starts_for_a_kernel_to_compile_and_leaves_with_the_process(tmp_path):
     script = """
+        import time
         import numpy as np, tf_numba as tf
         from tf_numba.lowering.compile_service import SERVICE
         step = tf.jit(lambda x: x * 1.5 + 0.25)
         print(len(SERVICE.worker_pids()))            # wrapping a function starts none
         step(np.ones(3))
-        print(*SERVICE.worker_pids())                # a call that sends for a kernel does
+        deadline = time.monotonic() + 30             # a call that sends for a kernel
+        while not SERVICE.worker_pids() and time.monotonic() < deadline:
+            time.sleep(0.01)                         # starts one (in a thread of its own)
+        print(*SERVICE.worker_pids())
+        step.lower(np.ones(3)).plan.compile()
     """
     run = _run_script(script, tmp_path)
     assert run.returncode == 0, run.stderr
     none, pid = map(int, run.stdout.split())
     assert none == 0
-
-    def gone():
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
-    assert _wait_for(gone, 30), "the worker outlived the process that started it"
+    assert_no_worker_outlives(run)
     # a rerun finds its kernel in the disk cache: no worker, whose start would cost it a
     # core for ~0.5-1 s
-    assert _wait_for(lambda: _numba_entries(tmp_path), 60), "no kernel reached the cache"
+    assert _numba_entries(tmp_path), "no kernel reached the cache"
     rerun = _run_script(script, tmp_path)
     assert rerun.returncode == 0 and rerun.stdout.split() == ["0"], rerun.stdout + rerun.stderr
     # nor in a process whose kernels compile in its own thread
@@ -522,3 +551,222 @@ def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_no
     done = _run_script(f"RELAID = {relaid}\n" + textwrap.dedent(script), tmp_path / "cache")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "[]"], done.stdout + done.stderr
+
+
+# -- a service that cannot hang: each case under a hard timeout, so a hang fails ----------
+
+def test_a_length_sweep_sends_one_job_and_finishes(tmp_path):
+    """Every length runs on one length-generic kernel: one job, joined by every plan (a
+    job per length once filled the worker's pipe while the user's thread wrote under the
+    lock its reader needed: a deadlock)."""
+    script = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering.compile_service import SERVICE
+        f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * x))
+        worst = 0.0
+        for n in range(2, 5200):
+            x = np.linspace(0.0, 1.0, n)
+            worst = max(worst, abs(float(f(x)) - np.sum(np.sin(x) * x)) / n)
+        print(SERVICE.info()["jobs"], worst)
+    """
+    done = _run_script(script, tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    jobs, worst = done.stdout.split()
+    assert jobs == "1" and float(worst) < 1e-14
+    assert_no_worker_outlives(done)
+
+
+def test_threads_submitting_many_kernels_get_one_job_each_and_right_answers(tmp_path):
+    """10,000 calls of 50 distinct kernels from 8 threads: at most 50 jobs (fewer where a
+    kernel was still interpreted when the script ended), a queue of 8 (most kernels are
+    refused at first and sent again later), every value right."""
+    script = """
+        import threading
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering import compile_service
+        compile_service.SERVICE.max_queued = 8
+        scales = [1.0 + k / 64 for k in range(50)]
+        fns = [tf.jit(lambda x, s=s: tnp.sum(tnp.tanh(x * s))) for s in scales]
+        x = np.linspace(-1.0, 1.0, 17)
+        wrong = []
+
+        def calls(t):
+            for i in range(1250):
+                k = (i * 7 + t * 13) % 50
+                if abs(float(fns[k](x)) - np.sum(np.tanh(x * scales[k]))) > 1e-12:
+                    wrong.append(k)
+        threads = [threading.Thread(target=calls, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        info = compile_service.SERVICE.info()
+        print(len(wrong), info["jobs"], info["refused"])
+    """
+    done = _run_script(script, tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    wrong, jobs, refused = map(int, done.stdout.split())
+    assert wrong == 0 and 8 <= jobs <= 50 and refused > 0, done.stdout
+    assert_no_worker_outlives(done)
+
+
+def _a_request(scale):
+    x = np.linspace(-2.0, 2.0, 33)
+    request, seg = _request_for(lambda x: tnp.exp(tnp.sin(x) * scale) + 0.3125, x)
+    return request, seg, x
+
+
+def _busy_pid(service, deadline=60.0):
+    """The pid of the one worker of ``service`` once it has taken a job."""
+    assert _wait_for(lambda: service.worker_pids() and service.info()["compiling"], deadline)
+    (pid,) = service.worker_pids()
+    return pid
+
+
+def test_a_stopped_worker_delays_its_own_job_only():
+    """A worker stopped (SIGSTOP) mid-job does not count as busy: another worker compiles
+    the jobs that come meanwhile, and the stopped one's job lands once it is resumed."""
+    service = CompileService(max_workers=1)
+    first, seg, x = _a_request(0.53125)
+    job = service.submit(first)
+    pid = _busy_pid(service)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        later = [service.submit(_a_request(scale)[0]) for scale in (0.5625, 0.59375)]
+        assert all(j.done.wait(120) for j in later), service.info()
+        assert all(j.error is None for j in later) and not job.done.is_set()
+        assert pid not in {j.worker_pid for j in later}
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert job.done.wait(120) and job.error is None, job.error
+    assert job.worker_pid == pid and service.info()["retries"] == 0
+    seg.kernel.install(job.payload, first["signature"])
+    seg.first = False
+    np.testing.assert_allclose(seg([x])[0], np.exp(np.sin(x) * 0.53125) + 0.3125, rtol=1e-14)
+    service.close()
+
+
+def test_a_worker_stuck_past_the_timeout_is_replaced_and_the_job_retried():
+    service = CompileService(max_workers=1, timeout=4.0)
+    request, _, _ = _a_request(0.625)
+    job = service.submit(request)
+    pid = _busy_pid(service)
+    os.kill(pid, signal.SIGSTOP)          # stuck for good: only the timeout ends it
+    assert job.done.wait(120) and job.error is None, job.error
+    info = service.info()
+    assert info["timeouts"] == 1 and info["retries"] == 1 and job.worker_pid != pid
+    assert _wait_for(lambda: pid not in workers_of(os.getpid()), 5)     # killed
+    service.close()
+
+
+def test_a_job_that_kills_two_workers_fails_once_and_its_plans_stay_interpreted(tmp_path):
+    """A kernel whose compile kills the worker each time: two attempts, then one warning
+    naming the kernel, and every plan waiting for it (one per length) keeps answering."""
+    script = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering import kernel_cache
+        from tf_numba.lowering.compile_service import SERVICE
+        fatal = "import os, signal\\nos.kill(os.getpid(), signal.SIGKILL)\\n"
+        request = kernel_cache.Kernel.request
+        kernel_cache.Kernel.request = lambda self, signature: dict(
+            request(self, signature), path=None, text=fatal)
+        f = tf.jit(lambda x: tnp.sum(tnp.cos(x) * 0.65625))
+        for n in (40, 73, 40, 73):
+            x = np.linspace(0.0, 1.0, n)
+            assert abs(float(f(x)) - np.sum(np.cos(x) * 0.65625)) < 1e-14
+        for n in (40, 73):
+            f.lower(np.ones(n)).plan.compile()
+        for n in range(30, 40):
+            x = np.linspace(0.0, 1.0, n)
+            assert abs(float(f(x)) - np.sum(np.cos(x) * 0.65625)) < 1e-14
+        info = SERVICE.info()
+        print(info["jobs"], info["retries"], info["worker_deaths"])
+    """
+    done = _run_script(script, tmp_path, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1", "2"], done.stdout
+    warnings = [line for line in done.stderr.splitlines() if "failed" in line]
+    assert len(warnings) == 1, done.stderr
+    assert "tf_numba_kernel_" in warnings[0] and "killed by signal 9" in warnings[0]
+    assert_no_worker_outlives(done)
+
+
+def _read_line(run, seconds=120):
+    """The script's next line of output, failing (not hanging) after ``seconds``."""
+    import select
+    ready = select.select([run.stdout], [], [], seconds)[0]
+    assert ready, f"no output from the script within {seconds} s"
+    return run.stdout.readline()
+
+
+def _start_script(source, cache_dir, **env):
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(source)],
+                            env=_env(cache_dir, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+_WAITS_FOR_ITS_KERNEL = """
+    import time
+    import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+    from tf_numba.lowering.compile_service import SERVICE
+    f = tf.jit(lambda x: tnp.sum(tnp.exp(x) * 0.71875))
+    x = np.ones(7)
+    f(x)
+    while not SERVICE.info()["compiling"]:
+        time.sleep(0.01)
+    print(*SERVICE.worker_pids(), flush=True)
+    f.lower(x).plan.compile()
+    print("compiled", flush=True)
+"""
+
+
+def test_ctrl_c_mid_compile_interrupts_at_once_and_leaves_no_worker(tmp_path):
+    run = _start_script(_WAITS_FOR_ITS_KERNEL, tmp_path)
+    try:
+        (pid,) = map(int, _read_line(run).split())
+        os.kill(pid, signal.SIGSTOP)      # the compile cannot end before the interrupt
+        time.sleep(0.3)
+        os.kill(run.pid, signal.SIGINT)
+        sent = time.monotonic()
+        out, err = run.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        run.kill()
+    assert "KeyboardInterrupt" in err and "compiled" not in out, err
+    assert took < 2.0, took
+    deadline = sent + 2.0
+    while workers_of(run.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not workers_of(run.pid)
+
+
+def test_a_process_killed_mid_compile_takes_its_workers_with_it(tmp_path):
+    """SIGKILL runs no exit handler: the workers die with the thread that started them."""
+    run = _start_script(_WAITS_FOR_ITS_KERNEL, tmp_path)
+    try:
+        (pid,) = map(int, _read_line(run).split())
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(30)
+        assert _wait_for(lambda: not workers_of(run.pid), 2.0), workers_of(run.pid)
+    finally:
+        run.kill()
+        run.communicate()
+
+
+def test_a_killed_worker_leaves_no_lock_behind(tmp_path):
+    """A worker killed while it holds a kernel's compile lock releases it (the operating
+    system's lock), so the next process compiles instead of waiting for a dead one."""
+    import tf_numba.lowering.kernel_cache as kc
+    plan, _, x, want = _one_kernel_plan(tmp_path, 0.765625)
+    seg = plan.segments[0]
+    signature = seg.signature([x])
+    service = CompileService(max_workers=1)
+    job = service.submit(seg.kernel.request(signature))
+    pid = _busy_pid(service)
+    lock = kc.compile_lock(seg.kernel.path, signature)
+    assert _wait_for(lambda: kc.lock_is_held(lock), 60)
+    os.kill(pid, signal.SIGKILL)
+    assert _wait_for(lambda: not kc.lock_is_held(lock), 5)
+    assert not seg.kernel.compiling_elsewhere(signature)
+    assert job.done.wait(120) and job.error is None, job.error
+    service.close()

@@ -100,22 +100,25 @@ def requested(request):
     return dict(request, group=group.id)
 
 
-def job_done(request, ok, cached, seconds, worker):
-    """A worker's reply has arrived for ``request``."""
+def job_done(request, ok, cached, seconds, worker, joined=()):
+    """A worker's reply has arrived for ``request``, and for the ``joined`` requests of
+    other calls that asked for the same kernel meanwhile (the compile service sends one
+    job for them all): logged once, counted in each call's group."""
     if ok:
         what = "found in the disk cache" if cached else f"compiled in {seconds:.2f} s"
         LOGGER.log(_compile_level(), "kernel %s %s by compile worker %s",
                    _key(request["module"], request["function"]), what, worker)
     with _lock:
-        group = _groups.get(request.get("group"))
-        if group is None:
-            return
-        group.pending -= 1
-        group.finished = time.perf_counter()
-        if ok:
-            group.kernels += 1
-            group.from_disk += bool(cached)
-        group._done_if_finished()
+        for asked in (request, *joined):
+            group = _groups.get(asked.get("group"))
+            if group is None:
+                continue
+            group.pending -= 1
+            group.finished = time.perf_counter()
+            if ok:
+                group.kernels += 1
+                group.from_disk += bool(cached)
+            group._done_if_finished()
 
 
 def compiled_here(module, function, is_kernel, seconds):

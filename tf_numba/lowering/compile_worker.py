@@ -1,6 +1,6 @@
 """A compile worker: a Python process running ``main`` (started by
-``compile_service``). Reads ``(job id, request)`` messages from stdin until it closes,
-compiles each kernel, writes ``(job id, status, payload or message, cached, seconds)``.
+``compile_service``). Reads ``(tag, request)`` messages from stdin until it closes,
+compiles each kernel, writes ``(tag, status, payload or message, cached, seconds)``.
 
 A request says where the kernel's module is (its file in the kernel cache, else its text),
 the function's name, the ``numba.njit`` options and the argument types. The reply's payload
@@ -8,16 +8,15 @@ is numba's own serialized compile result (what its disk cache stores), which the
 process rebuilds (``Kernel.install``).
 """
 import contextlib
+import ctypes
 import functools
 import os
-import select
+import signal
 import sys
+import threading
 import time
 
 from .compile_service import read_message, write_message
-
-IDLE_SECONDS = float(os.environ.get("TF_NUMBA_WORKER_IDLE_SECONDS", "60"))
-_CAN_SELECT_PIPES = os.name != "nt"    # Windows selects only sockets: no idle exit there
 
 
 @functools.cache
@@ -63,77 +62,58 @@ def compile_request(request):
 
 @contextlib.contextmanager
 def _compiling_alone(path, signature, dispatcher):
-    """Hold the kernel's compile lock (a file beside it, per signature) while compiling,
-    or, when another process's worker holds it, wait for that compile to land in numba's
-    disk cache and let ``dispatcher.compile`` load it from there: two scripts that need
-    the same kernel (a rerun while the first run's compile is in flight) compile it once.
-    Without a disk cache there is nothing to share."""
+    """Hold the kernel's compile lock (``kernel_cache.compile_lock``) while compiling. When
+    another process's worker holds it, wait for it: its result is then in numba's disk cache,
+    from which ``dispatcher.compile`` loads it, so two scripts that need the same kernel (a
+    rerun while the first run's compile is in flight) compile it once. The lock is the
+    operating system's, so a worker that is killed releases it. Without a disk cache there
+    is nothing to share."""
     if path is None:
         yield
         return
-    from .kernel_cache import compile_lock
-    lock = compile_lock(path, signature)
-    while True:
-        try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            break
-        except FileExistsError:
-            if not _wait_for_other_compile(lock, signature, dispatcher):
-                continue                # the other compile ended without a result: ours
-            yield                       # it is in the disk cache now: compile() loads it
-            return
-        except OSError:                 # a directory that takes no lock file
-            yield
-            return
-    try:
+    from .kernel_cache import compile_lock, holding_lock
+    with holding_lock(compile_lock(path, signature)):
         yield
-    finally:
-        try:
-            os.unlink(lock)
-        except OSError:
-            pass
 
 
-def _wait_for_other_compile(lock, signature, dispatcher):
-    """True once numba's disk cache holds the kernel another worker was compiling; False
-    when that worker's lock went away (or went stale) without it."""
-    from . import kernel_cache
-    while True:
-        try:
-            age = time.time() - os.stat(lock).st_mtime
-        except FileNotFoundError:
-            age = None
-        if dispatcher._cache.load_overload(signature, dispatcher.targetctx) is not None:
-            return True
-        if age is None:
-            return False
-        if age > kernel_cache.STALE_LOCK_SECONDS:
-            try:
-                os.unlink(lock)
-            except OSError:
-                pass
-            return False
-        time.sleep(0.05)
+def _die_with_parent():
+    """End this worker when the user's process ends, even when that process is killed
+    and runs no exit handler: on Linux the kernel sends SIGKILL when the thread that started
+    this process ends; elsewhere a thread watches the parent's id. Not when the user has
+    asked for compiles to finish after exit (``compile_service.compiles_after_exit``)."""
+    from .compile_service import PARENT_ENV, compiles_after_exit
+    if compiles_after_exit():
+        return
+    parent = int(os.environ.get(PARENT_ENV, os.getppid()))
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(1, signal.SIGKILL) == 0       # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        armed = False
+    if not armed:
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(0.25)
+            os._exit(0)
+        threading.Thread(target=watch, daemon=True, name="tf_numba-parent-watch").start()
+    if os.getppid() != parent:       # it ended before the signal was armed
+        os._exit(0)
 
 
 def main():
+    _die_with_parent()
     try:
         os.nice(10)         # the user's interpreted steps come first on a busy machine
     except (AttributeError, OSError):
         pass
-    # unbuffered, so that select() sees every byte not yet read
     stdin, stdout = open(sys.stdin.fileno(), "rb", buffering=0), sys.stdout.buffer
     sys.stdout = sys.stderr          # nothing printed may reach the reply pipe
     import numba
     from . import kernel_cache  # noqa: F401  (its compile listener sets SLP per kernel)
     numba.njit(lambda x: x + 1)(1)   # numba's one-time start, before the first job
     while True:
-        # an idle worker leaves (its memory is ~200 MB); the service starts another when
-        # a job comes
-        if _CAN_SELECT_PIPES:
-            ready, _, _ = select.select([stdin], [], [], IDLE_SECONDS)
-            if not ready:
-                break
+        # one job at a time: the service sends the next only after this reply; its end of
+        # stdin closes when the worker is to leave (idle) or the user's process has ended
         message = read_message(stdin)
         if message is None:
             break
@@ -141,15 +121,14 @@ def main():
         started = time.perf_counter()
         try:
             payload, cached = compile_request(request)
-            reply = (job_id, "ok", payload, cached, time.perf_counter() - started)
+            reply = (job_id, "ok", payload, cached)
         except Exception as err:     # reported to the caller, which keeps interpreting
-            reply = (job_id, "error", f"{type(err).__name__}: {err}", False,
-                     time.perf_counter() - started)
+            reply = (job_id, "error", f"{type(err).__name__}: {err}", False)
         try:
-            write_message(stdout, reply)
+            write_message(stdout, reply + (time.perf_counter() - started,))
         except (BrokenPipeError, OSError):
-            # the user's process has ended: the kernel is in the disk cache all the same,
-            # and the jobs it sent before it ended still are to be compiled
-            pass
+            # the user's process has ended (with TF_NUMBA_COMPILE_AFTER_EXIT): the kernel
+            # is in the disk cache all the same
+            break
 
 

@@ -7,6 +7,7 @@ are atomic, and an entry whose text is not what we would write (truncated, corru
 foreign) is rewritten, never trusted.
 """
 import collections
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -20,6 +21,11 @@ import time
 import types
 
 import numba
+
+try:
+    import fcntl
+except ImportError:         # Windows: compile locks are not shared between processes
+    fcntl = None
 
 from . import compile_log
 
@@ -132,16 +138,59 @@ class _NumbaImports:
 
 NUMBA_IMPORTS = _NumbaImports()
 
-# a compile lock older than this is left over from a worker that died: ignore it
-STALE_LOCK_SECONDS = 600.0
-
-
 @functools.lru_cache(maxsize=1024)     # a plan waiting for one asks on every call
 def compile_lock(path, signature):
-    """The file a compile worker holds while it compiles the kernel at ``path`` for
+    """The file a compile worker locks while it compiles the kernel at ``path`` for
     ``signature`` (a tuple of numba types), so that other processes wait for its result."""
     tag = hashlib.sha256(repr(signature).encode()).hexdigest()[:16]
     return f"{path}.{tag}.lock"
+
+
+@contextlib.contextmanager
+def holding_lock(lock):
+    """Hold an exclusive lock on the file ``lock``, waiting for another holder. The lock is
+    the operating system's (``flock``): a holder that is killed releases it, so no lock is
+    ever left stale. The file is removed on release; a process that opened it just before
+    then may compile the same kernel once more, which numba's atomic cache writes allow.
+    Where there is no ``flock`` (Windows) or no lock file can be made, nothing is held."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR)
+    except OSError:             # a directory that takes no lock file
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def lock_is_held(lock):
+    """Does another holder have the lock on the file ``lock`` now (``holding_lock``)?"""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:             # no such file: nobody holds it
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 class Kernel:
@@ -183,23 +232,16 @@ class Kernel:
 
     def compiling_elsewhere(self, signature):
         """Is another process's compile worker compiling this kernel for ``signature``
-        (its lock file is there, and fresh)? Its result lands in numba's disk cache."""
-        if self.path is None:
-            return False
-        try:
-            return time.time() - os.stat(compile_lock(self.path, signature)).st_mtime < \
-                STALE_LOCK_SECONDS
-        except OSError:
-            return False
+        (it holds the lock)? Its result lands in numba's disk cache."""
+        return self.path is not None and lock_is_held(compile_lock(self.path, signature))
 
     def compiled_for(self, signature):
         return self._dispatcher is not None and tuple(signature) in self._dispatcher.overloads
 
     def request(self, signature):
         """What a compile worker needs to compile this kernel for ``signature``."""
-        return compile_log.requested(dict(
-            module=self.module, path=self.path, text=self.text, function=self.fn_name,
-            options=self.options, signature=tuple(signature)))
+        return dict(module=self.module, path=self.path, text=self.text,
+                    function=self.fn_name, options=self.options, signature=tuple(signature))
 
     def load_from_disk(self, signature):
         """Add numba's disk-cache entry for ``signature`` to the dispatcher; False when

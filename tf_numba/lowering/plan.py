@@ -60,6 +60,7 @@ class Plan:
         self.symbolic = is_symbolic(program)
         self.ready = False
         self._jobs = None            # [(segment, signature, Job)] sent to compile workers
+        self._unsent = []            # [(segment, signature)] the service had no room for
         self._on_disk = []           # [(segment, signature)] for the next call to load
         self._elsewhere = []         # [(segment, signature)] another process is compiling
         self._interpreted_seconds = 0.0     # this plan's calls answered by the interpreter
@@ -165,7 +166,7 @@ class Plan:
 
         def run(args):
             jobs = self._jobs
-            if (not jobs or self.ready or self._on_disk or self._elsewhere
+            if (not jobs or self.ready or self._on_disk or self._elsewhere or self._unsent
                     or self._gave_up or _all_done(jobs)):
                 return self.run(args, threads)
             started = time.perf_counter()
@@ -223,7 +224,9 @@ class Plan:
                 return outs
             if self._elsewhere:
                 self._poll_elsewhere()
-            arrived = _all_done(jobs)
+            if self._unsent:
+                self._send_unsent()
+            arrived = _all_done(jobs) and not self._unsent
             waiting = not (self._on_disk or arrived)
             if not waiting:
                 # only then: a script that ends before its kernels arrive would hold the
@@ -268,7 +271,8 @@ class Plan:
 
     def _arrived(self):
         """Has every kernel the plan sent for arrived (and none failed)?"""
-        return not (self._jobs or self._on_disk or self._elsewhere or self._gave_up)
+        return not (self._jobs or self._on_disk or self._elsewhere or self._unsent
+                    or self._gave_up)
 
     def _run_checked(self, args):
         """The first call on the kernels: each kernel's argument types are read again, from
@@ -295,8 +299,9 @@ class Plan:
             if not missing:
                 self.ready = True
             elif self._arrived():
-                self._jobs = [(seg, signature, SERVICE.submit(seg.kernel.request(signature)))
-                              for seg, signature in missing]
+                self._jobs = []
+                for seg, signature in missing:
+                    self._send(seg, signature)
         return outs
 
     def _find_kernels(self, args):
@@ -313,13 +318,32 @@ class Plan:
             kernel = seg.kernel
             if kernel.compiled_for(signature):
                 seg.first = False
+                continue
+            job = SERVICE.find(kernel.request(signature))   # another plan sent for it
+            if job is not None:
+                self._jobs.append((seg, signature, job))
             elif kernel.maybe_on_disk():
                 self._on_disk.append((seg, signature))
             elif kernel.compiling_elsewhere(signature):
                 self._elsewhere.append((seg, signature))
             else:
-                self._jobs.append((seg, signature, SERVICE.submit(kernel.request(signature))))
+                self._send(seg, signature)
         return outs
+
+    def _send(self, seg, signature, block=False):
+        """Send for ``seg``'s kernel for ``signature``: a job of the compile service's (one
+        another plan sent for is joined), or, when the service's queue is full, a note to
+        send again on a later call (``block``: wait for room instead)."""
+        job = SERVICE.submit(seg.kernel.request(signature), block=block)
+        if job is None:
+            self._unsent.append((seg, signature))
+        else:
+            self._jobs.append((seg, signature, job))
+
+    def _send_unsent(self, block=False):
+        unsent, self._unsent = self._unsent, []
+        for seg, signature in unsent:
+            self._send(seg, signature, block)
 
     def _poll_elsewhere(self):
         """Kernels whose compile in another process has ended (its lock is gone) are for
@@ -333,9 +357,9 @@ class Plan:
     def _send_elsewhere(self):
         """Send for the kernels another process is compiling: a worker waits for that
         compile and loads its result (``compile`` waits on jobs)."""
-        self._jobs.extend((seg, signature, SERVICE.submit(seg.kernel.request(signature)))
-                          for seg, signature in self._elsewhere)
-        self._elsewhere = []
+        elsewhere, self._elsewhere = self._elsewhere, []
+        for seg, signature in elsewhere:
+            self._send(seg, signature, block=True)
 
     def _load_from_disk(self):
         """Load the kernels the first call left for the disk cache, and send for any
@@ -345,8 +369,7 @@ class Plan:
                 self.kernel_cache.stats["disk_hits"] += 1
                 seg.first = False
             else:
-                self._jobs.append((seg, signature,
-                                   SERVICE.submit(seg.kernel.request(signature))))
+                self._send(seg, signature)
         self._on_disk = []
 
     def _signatures(self, args):
@@ -364,9 +387,12 @@ class Plan:
     def _install(self, jobs):
         """Add the workers' compiled kernels; if any failed to compile or to load, say so
         once and stay interpreted from now on."""
-        failed = next((job.error for _, _, job in jobs if job.error is not None), None)
+        failed = next((job for _, _, job in jobs if job.error is not None), None)
         if failed is not None:
-            return self._give_up(f"compiling a kernel failed: {failed}")
+            # every plan waiting for that job gives up; the user hears of it once
+            said, failed.reported = failed.reported, True
+            return self._give_up(f"compiling {failed.describe()} failed: {failed.error}",
+                                 quiet=said)
         for seg, signature, job in jobs:
             if not seg.kernel.compiled_for(signature):
                 try:
@@ -377,9 +403,10 @@ class Plan:
             seg.first = False
         self._jobs = []
 
-    def _give_up(self, why):
-        self._gave_up, self._jobs = True, []
-        LOGGER.warning("%s; running interpreted", why)
+    def _give_up(self, why, quiet=False):
+        self._gave_up, self._jobs, self._unsent = True, [], []
+        if not quiet:
+            LOGGER.warning("%s; running interpreted", why)
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
@@ -406,6 +433,8 @@ class Plan:
                     self._send_elsewhere()
                 if self._on_disk:
                     self._load_from_disk()
+                if self._unsent:
+                    self._send_unsent(block=True)
             jobs = self._jobs
             if jobs:
                 for _, _, job in jobs:
