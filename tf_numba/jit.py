@@ -5,6 +5,7 @@ shape re-traces (milliseconds) but usually hits the kernel cache, because genera
 reads its lengths from the inputs. Called inside another trace, a jitted function is
 inlined into it, so ``grad(jit(f))`` and ``jit(grad(f))`` both work.
 """
+import collections
 import functools
 import sys
 
@@ -46,7 +47,12 @@ class Specialization:
 
 
 class Jitted:
-    """The callable ``jit(f)`` returns; ``.lower(*args)`` shows the program and kernels."""
+    """The callable ``jit(f)`` returns; ``.lower(*args)`` shows the program and kernels.
+
+    It keeps the specializations of its most recent ``MOST_SPECIALIZATIONS`` signatures
+    (least recently prepared first out), so a loop over ever new shapes runs in bounded
+    memory; an evicted one is prepared again from the plan and kernel caches."""
+    MOST_SPECIALIZATIONS = 256
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None, engine=None):
         functools.update_wrapper(self, fn)
@@ -59,7 +65,7 @@ class Jitted:
         self.static_argnums = _normalize_argnums(static_argnums, None, "static_argnums")
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
-        self._prepared = {}
+        self._prepared = collections.OrderedDict()
         self._fast = {}      # positional-ndarray signature -> call of a compiled plan
         # [_fast_signature written for the structure of the first call with a fast entry]
         self._reader = [None]
@@ -78,8 +84,10 @@ class Jitted:
         if not kwargs and not self.static_argnums:
             signature = _fast_signature(args)
             if signature is not None:
-                self._fast[signature[0]] = _fast_call(prepared, self.threads, self._fast,
-                                                      signature[0])
+                fast = self._fast
+                fast[signature[0]] = _fast_call(prepared, self.threads, fast, signature[0])
+                if len(fast) > self.MOST_SPECIALIZATIONS:
+                    del fast[next(iter(fast))]          # the oldest entry
                 if self._reader[0] is None:
                     self._reader[0] = _reader_for(args)
         return out
@@ -136,10 +144,14 @@ class Jitted:
             raise ArgumentError("static arguments of a jitted function must be hashable; got "
                                + ", ".join(type(v).__name__ for _, v in static_vals + static_kw)
                                ) from None
-        prepared = self._prepared.get(key)
+        known = self._prepared
+        prepared = known.get(key)
         if prepared is None:
-            prepared = self._prepared[key] = self._build(static_vals, static_kw, dyn_args,
-                                                         dyn_kw)
+            prepared = known[key] = self._build(static_vals, static_kw, dyn_args, dyn_kw)
+            if len(known) > self.MOST_SPECIALIZATIONS:
+                known.popitem(last=False)
+        else:
+            known.move_to_end(key)
         return prepared, leaves
 
     def _build(self, static_vals, static_kw, dyn_args, dyn_kw):
