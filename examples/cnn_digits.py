@@ -6,7 +6,7 @@ sklearn). The model is conv 3x3 (8 filters) -> relu -> 2x2 max pool -> conv 3x3 
 relu -> 2x2 max pool -> dense 64 -> 10, with softmax cross-entropy. It prints the training
 loss as it goes, then the final loss and the accuracy on fresh test images.
 
-    python examples/cnn_digits.py
+    python examples/cnn_digits.py [--steps 300]
 """
 import functools
 import time
@@ -94,4 +94,7 @@ def main(steps=300, batch=64, seed=0):
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+    parser = argparse.ArgumentParser(description="a small CNN on generated 8x8 digits")
+    parser.add_argument("--steps", type=int, default=300)
+    main(steps=parser.parse_args().steps)

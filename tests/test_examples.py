@@ -48,3 +48,47 @@ def test_quickstart_runs_and_prints_its_kernel_under_its_header():
     # what reaches stderr comes through the tf_numba logger: at most the slow-compile line
     assert all(line.startswith("compiling jit(loss) took ")
                for line in done.stderr.splitlines()), done.stderr
+
+
+@pytest.mark.parametrize("name, args", [
+    ("quickstart.py", []), ("runtime_tour.py", []), ("cnn_digits.py", ["--steps", "20"]),
+    ("vae.py", ["--steps", "5"]), ("logistic_if.py", ["--steps", "5"]),
+    ("dask_train.py", ["--rows", "20000", "--steps", "3"])])
+def test_example_leaves_no_process_behind(name, args, tmp_path):
+    """On an empty kernel cache (so a compile is in flight when the script ends), no
+    process the example started, compile workers and Dask's alike, is running 2 s after it
+    exits. They are found by a mark in their environment, which every descendant inherits,
+    not by their names."""
+    import os
+    import time
+    if name == "dask_train.py":
+        pytest.importorskip("distributed")
+    mark = f"{os.getpid()}-{name}"
+    env = dict(os.environ, TF_NUMBA_CACHE_DIR=str(tmp_path), TF_NUMBA_EXAMPLE_RUN=mark)
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    ended = time.monotonic()
+    assert done.returncode == 0, done.stderr
+    while _marked(mark) and time.monotonic() < ended + 2.0:
+        time.sleep(0.05)
+    assert not _marked(mark), f"{name} left processes {_marked(mark)} running"
+
+
+def _marked(mark):
+    """The live processes whose environment holds ``TF_NUMBA_EXAMPLE_RUN=mark``."""
+    import os
+    want = f"TF_NUMBA_EXAMPLE_RUN={mark}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if want not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] != b"Z":
+                    found.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return found
