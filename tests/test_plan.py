@@ -60,3 +60,16 @@ def test_a_view_is_made_once_and_a_filled_scalar_is_read_as_a_scalar():
     assert len(made) == len(set(made)), interpreted
     assert "broadcast_in_dim" not in [e.prim.name for e in interpreted.eqns], interpreted
     assert len(interpreted.eqns) < len(program.eqns)
+
+
+def test_the_interpreted_tier_of_an_unsimplified_program_whose_output_is_a_reshape_made_twice():
+    # found by the fuzzer: the second reshape, an output, was read as the first, and the
+    # output was left undefined (KeyError); a Runtime takes programs unsimplified
+    def f(x):
+        first = tnp.expand_dims(x, -1)
+        return tnp.expand_dims(x, 1), first * 2
+    x = np.arange(5.0)
+    program = tf.make_program(f)(x)
+    got = Plan(program, tiered=True).interpret([x])
+    for a, b in zip(got, eval_program(program, [x])):
+        np.testing.assert_array_equal(a, b)

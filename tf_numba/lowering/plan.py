@@ -567,8 +567,10 @@ def _broadcasts_as_views(program):
         eqns.append(eqn)
     if eqns == list(program.eqns):
         return program
+    # an output may be a reshape made twice (an unsimplified program): the one made first
+    outvars = [renamed.get(v, v) if type(v) is Var else v for v in program.outvars]
     # (a reshape whose readers now read another view of its operand is left unread)
-    return dead_code_elimination(program.replace(eqns=eqns))
+    return dead_code_elimination(program.replace(eqns=eqns, outvars=outvars))
 
 
 def _as_arrays(outs, shared=()):
