@@ -264,3 +264,16 @@ def test_calls_with_parameter_dicts_dispatch_on_names_and_leaves():
     for _ in range(2):                        # same leaves, other names: other results
         np.testing.assert_allclose(named({"a": u, "zz": v}), u.sum() + 2 * v.sum(), rtol=1e-12)
         np.testing.assert_allclose(named({"a": u, "z": v}), u.sum() + v.sum(), rtol=1e-12)
+
+
+def test_an_output_that_is_a_closed_over_array_beside_computed_ones():
+    # found by the fuzzer: jit(grad) of a loss linear in one argument, whose gradient is
+    # the array the loss closed over, raised KeyError in code generation
+    u = RNG.standard_normal(3)
+    got = compiled(lambda x: (x * 2.0, u))(X[0, :3])
+    np.testing.assert_array_equal(got[1], u)
+    np.testing.assert_array_equal(got[0], X[0, :3] * 2.0)
+    loss = lambda x, y: tnp.sum(x * u) + tnp.sum(tnp.sin(y))   # noqa: E731
+    gx, gy = compiled(tf.grad(loss, (0, 1)))(X[0, :3], X[1, :3])
+    np.testing.assert_array_equal(gx, u)
+    assert_ulp_close(gy, np.cos(X[1, :3]))

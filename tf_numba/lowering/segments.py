@@ -208,7 +208,10 @@ def segment_program(program, groups, g, uses_after, consts):
     own_consts = [(v, consts[v]) for v in ins if v in consts]
     if len(groups) == 1:
         # the whole program is one kernel: take the program's inputs as they are, so a run
-        # hands its arguments straight to it
+        # hands its arguments straight to it; a const that is an output rides along too
+        # (a gradient's cotangent that a closure held)
+        own_consts += [(v, consts[v]) for v in dict.fromkeys(program.outvars)
+                       if type(v) is Var and v in consts and v not in seen]
         return Program(list(program.invars), own_consts, group, list(program.outvars))
     outs = [v for e in group for v in e.outvars if v in uses_after[g]]
     return Program([v for v in ins if v not in consts], own_consts, group, outs)
