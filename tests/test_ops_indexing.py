@@ -205,6 +205,21 @@ def test_scatter_mul_derivative_in_operand_with_duplicates(rng):
                 [rand(rng, (4, 2, 3))], rng)
 
 
+def test_scatter_mul_derivatives_in_updates_with_duplicates(rng):
+    # found by the fuzzer: each duplicate's derivative left out the other updates' product
+    args = [rand(rng, (4, 2, 3)), rand(rng, (4, 2))]
+    check_grads(lambda x, u: I.scatter_mul(x, SCATTER_IDX, u, (0, 2)), args, rng)
+    with_zero = rand(rng, (4, 2))
+    with_zero[0, 1] = 0.0               # a zero beside its duplicate, and one alone
+    with_zero[1, 0] = 0.0
+    check_grads(lambda u: I.scatter_mul(args[0], SCATTER_IDX, u, (0, 2)), [with_zero], order=1,
+                rng=rng)
+    two_zeros = with_zero.copy()
+    two_zeros[2, 1] = 0.0               # both duplicates at (1, 0) zero, in one column
+    check_grads(lambda u: I.scatter_mul(args[0], SCATTER_IDX, u, (0, 2)), [two_zeros], order=1,
+                rng=rng)
+
+
 def test_dynamic_slice_derivatives(rng):
     check_grads(lambda x: I.dynamic_slice(x, [np.int64(1), np.int32(-3)], (3, 2)),
                 [rand(rng, (5, 4))], rng)

@@ -240,10 +240,10 @@ def scatter(x, indices, updates, axes):
 def scatter_mul(x, indices, updates, axes):
     """A copy of ``x`` with its elements at the gather positions multiplied by ``updates``.
 
-    Duplicates multiply together. The derivative with respect to ``updates`` is exact only
-    for unique indices: with duplicates it omits the product of the other updates at the
-    same position (as JAX's rule does for its unique-indices case). The derivative with
-    respect to ``x`` is always exact.
+    Duplicates multiply together, and each update's derivative is the product of ``x``
+    and the other updates at its position (JAX implements only unique indices). Where an
+    update beside a duplicate is exactly zero, derivatives past the first are those of
+    the branch taken there (the others' product is found by a division elsewhere).
     """
     axes = tuple(operator.index(a) for a in axes)
     return scatter_mul_p.bind(x, _as_indices(indices), updates, axes=axes)
@@ -299,7 +299,8 @@ register("transpose", scatter_p, _scatter_transpose)
 
 
 def _scatter_mul_jvp(primals, tangents, *, axes):
-    # Unique indices: out[p] = x[p] * u_k, so d out[p] = dx[p] * u_k + x[p] * du_k.
+    # out[p] = x[p] * prod_k u_k over the updates k at p, so
+    # d out[p] = dx[p] * prod_k u_k + x[p] * sum_k du_k * prod_{j != k} u_j
     (x, indices, updates), (tx, _, tu) = primals, tangents
     ans = scatter_mul_p.bind(x, indices, updates, axes=axes)
     out_aval = aval_of(ans)
@@ -310,8 +311,28 @@ def _scatter_mul_jvp(primals, tangents, *, axes):
         out = scatter_mul_p.bind(tx, indices, updates, axes=axes)
     if type(tu) is not Zero:
         base = out if out is not None else layout.full(out_aval.shape, 0, out_aval.dtype)
-        out = scatter_add(base, indices, ew.mul(tu, gather(x, indices, axes)), axes)
+        others = _product_of_the_others(x, indices, updates, axes)
+        out = scatter_add(base, indices, ew.mul(ew.mul(tu, gather(x, indices, axes)), others),
+                          axes)
     return ans, out
+
+
+def _product_of_the_others(x, indices, updates, axes):
+    """For each update, the product of the other updates at its position (1 when it is
+    alone there): the product of the nonzero ones divided by its own when none is zero,
+    that product for the one zero, and 0 when another is zero too."""
+    dt = aval_of(updates).dtype
+    shape = aval_of(x).shape
+    zero = ew.eq(updates, np.zeros((), dt))
+    nonzero = ew.select(zero, np.ones((), dt), updates)
+    product = gather(scatter_mul(layout.full(shape, 1, dt), indices, nonzero, axes),
+                     indices, axes)
+    zeros_there = gather(scatter_add(layout.full(shape, 0, dt), indices,
+                                     ew.convert_element_type(zero, dt), axes), indices, axes)
+    none_zero = ew.eq(zeros_there, np.zeros((), dt))
+    only_this_zero = ew.and_(zero, ew.eq(zeros_there, np.ones((), dt)))
+    return ew.select(none_zero, ew.div(product, nonzero),
+                     ew.select(only_this_zero, product, np.zeros((), dt)))
 
 
 def _scatter_mul_transpose(ct, x, indices, updates, *, axes):
