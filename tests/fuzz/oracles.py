@@ -1,0 +1,734 @@
+"""The fuzzer's oracles: properties every random program must have.
+
+Each oracle runs a ``RandomProgram`` two ways that must agree and raises ``Finding`` (with
+a script that reproduces it) when they do not; it returns how many comparisons it made.
+The reference is ``f`` called un-jitted (tnp on NumPy arrays, op by op).
+
+- ``traced``: the traced program on the interpreter, and the plan's interpreted tier
+  (lowering rewrites, simplification, segments) equal the reference.
+- ``compiled``: ``jit(f, tiered=False)`` equals the reference, and on two threads equals
+  itself on one, bit for bit (chunked reductions combine in order, README "Threads").
+- ``tiered``: the default ``jit`` on its interpreted tier, then compiled, equals both.
+- ``vmap``: ``vmap(f)`` equals ``f`` mapped by a Python loop.
+- ``transpose``: ``<u, J v>`` from ``jvp`` equals ``<J^T u, v>`` from ``vjp``.
+- ``finite_differences``: ``J v`` equals central differences, in float64.
+- ``grad_jit``: ``jit(grad(g))`` equals ``grad(jit(g))``.
+- ``bad_inputs``: inputs of a wrong shape, dtype or out-of-range indices give the same
+  values traced and eager, or raise a ``TfNumbaError``; nothing else escapes.
+
+Tolerances: values compare bit for bit where the design promises it (thread counts, the
+tiers of one kernel); elsewhere within a relative tolerance per dtype plus what the
+reference itself moves when its inputs move by a few ulps (a program's own
+conditioning), with NaN and inf in the same places.
+"""
+import contextlib
+import signal
+import textwrap
+import warnings
+
+import numpy as np
+
+import tf_numba as tf
+from tf_numba.errors import TfNumbaError
+
+RTOL = {"float64": 1e-12, "complex128": 1e-12, "float32": 2e-5, "complex64": 2e-5}
+# the reference's own movement under input perturbation, counted this many times over
+SENSITIVITY = 64.0
+
+
+class Finding(AssertionError):
+    """An oracle's failure: its kind, what differed, and a script that shows it."""
+
+    def __init__(self, kind, message, program, check=""):
+        self.kind, self.message, self.program = kind, message, program
+        self.reproduction = program.script(check) if program is not None else ""
+        super().__init__(f"[{kind}] {message}\n\n--- reproduction ---\n{self.reproduction}")
+
+
+class ProgramTimeout(BaseException):
+    """A program ran past its time (raised by ``time_limit`` from a signal)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise ``ProgramTimeout`` in this (main) thread after ``seconds``. A kernel stuck in
+    compiled code is not interrupted: the campaign's watchdog kills its process."""
+    if seconds is None:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise ProgramTimeout(f"ran longer than {seconds} s")
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------------------------------ comparing
+
+def _leaves(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _perturbed(args, rng, ulps=4.0):
+    """``args`` with every inexact array moved by a few ulps, relatively."""
+    moved = []
+    for a in args:
+        a = np.asarray(a)
+        if a.dtype.kind in "fc":
+            eps = np.finfo(a.dtype).eps * ulps
+            noise = rng.standard_normal(a.shape)
+            if a.dtype.kind == "c":
+                noise = noise + 1j * rng.standard_normal(a.shape)
+            a = (a * (1 + eps * noise)).astype(a.dtype)
+        moved.append(a)
+    return moved
+
+
+def difference(got, want, moved=None, exact=False, rtol=None):
+    """None if ``got`` matches ``want`` (lists of outputs), else what differs. ``moved`` is
+    the reference at perturbed inputs: where it moves, so may ``got``."""
+    got, want = _leaves(got), _leaves(want)
+    if len(got) != len(want):
+        return f"{len(got)} outputs, expected {len(want)}"
+    moved = _leaves(moved) if moved is not None else [None] * len(want)
+    for k, (g, w, m) in enumerate(zip(got, want, moved)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"output {k}: {g.dtype}{list(g.shape)}, expected {w.dtype}{list(w.shape)}"
+        if w.dtype.kind not in "fc" or exact:
+            if not np.array_equal(g, w, equal_nan=w.dtype.kind in "fc"):
+                bad = np.argwhere(~_same(g, w))
+                at = tuple(bad[0]) if bad.size else ()
+                return (f"output {k} ({w.dtype}{list(w.shape)}) differs at {len(bad)} "
+                        f"places, first {at}: got {g[at]!r}, expected {w[at]!r}")
+            continue
+        m = None if m is None else np.asarray(m)
+        tol = max(RTOL[w.dtype.name], rtol or 0)
+        if w.dtype.kind == "c":     # the parts apart: -inf+nanj is -inf and NaN
+            g, w = _parts(g), _parts(w)
+            m = None if m is None else _parts(m)
+        ok = _close(g, w, m, tol)
+        if not ok.all():
+            bad = np.argwhere(~ok)
+            at = tuple(bad[0]) if bad.size else ()
+            return (f"output {k} ({w.dtype}{list(w.shape)}) differs at {len(bad)} places, "
+                    f"first {at}: got {g[at]!r}, expected {w[at]!r}")
+    return None
+
+
+def _parts(z):
+    return np.stack([np.real(z), np.imag(z)], axis=-1)
+
+
+def _same(g, w):
+    if w.dtype.kind in "fc":
+        return (g == w) | (np.isnan(g) & np.isnan(w))
+    return g == w
+
+
+def _close(g, w, m, rtol):
+    """Elementwise: within ``rtol`` (and what the perturbed reference ``m`` moves), with
+    NaN and infinities where the reference has them (or where ``m`` changes them)."""
+    with np.errstate(all="ignore"):
+        finite_w, finite_g = np.isfinite(w), np.isfinite(g)
+        same_kind = (finite_w == finite_g) & (np.isnan(w) == np.isnan(g))
+        same_inf = ~(np.isinf(w) | np.isinf(g)) | (g == w)
+        ok = same_kind & same_inf
+        scale = np.abs(np.where(finite_w, w, 0))
+        allowed = rtol * (scale + (scale.max() if scale.size else 0) * rtol)
+        if m is not None:
+            unstable = np.isfinite(m) != finite_w
+            ok |= unstable
+            allowed = allowed + SENSITIVITY * np.abs(np.where(finite_w & np.isfinite(m),
+                                                              w - m, 0))
+        err = np.abs(np.where(finite_w & finite_g, g - w, 0))
+        return ok & (err <= allowed)
+
+
+# ------------------------------------------------------------------------------ runs
+
+class Run:
+    """A program ready to check: ``f``, its inputs, and the reference: the traced program
+    on the interpreter (``want``, or the ``TfNumbaError`` it raised, ``error``)."""
+
+    def __init__(self, program):
+        from tf_numba.core.interpreter import eval_program
+        self.program = program
+        self.f = program.function()
+        self.args = program.make_inputs()
+        self.error = None
+        check = ("from tf_numba.core.interpreter import eval_program\n"
+                 "print(eval_program(tf.make_program(f)(*args), args))\n")
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                self.traced = tf.make_program(self.f)(*self.args)
+            except Exception as err:        # noqa: BLE001 - it traced when it was drawn
+                raise Finding("trace", f"tracing raised {type(err).__name__}: {err}",
+                              program, check) from err
+            try:
+                self.want = eval_program(self.traced, list(self.args))
+            except TfNumbaError as err:
+                self.want, self.error = None, err
+            except np.linalg.LinAlgError as err:     # a singular matrix: NumPy's error
+                self.want, self.error = None, err
+            except Exception as err:        # noqa: BLE001 - anything else is a finding
+                raise Finding("crash", f"the interpreter raised {type(err).__name__}: "
+                              f"{err}", program, check) from err
+        self._moved = None
+
+    @property
+    def rtol(self):
+        return RTOL["float32" if self.program.single_precision else "float64"]
+
+    @property
+    def moved(self):
+        """The reference at inputs moved by a few ulps (its conditioning)."""
+        if self._moved is None:
+            from tf_numba.core.interpreter import eval_program
+            rng = np.random.default_rng(1)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                try:
+                    self._moved = eval_program(self.traced, _perturbed(self.args, rng))
+                except (TfNumbaError, np.linalg.LinAlgError):
+                    self._moved = [np.full(np.shape(w), np.nan, np.asarray(w).dtype)
+                                   for w in self.want]
+        return self._moved
+
+    def expect(self, kind, got, check, exact=False, want=None, conditioned=True):
+        """``conditioned``: allow what the reference moves at inputs moved by a few ulps
+        (only where ``want`` is the reference at ``run.args``)."""
+        want = self.want if want is None else want
+        moved = None if exact or not conditioned else self.moved
+        problem = difference(got, want, moved, exact=exact, rtol=self.rtol)
+        if problem:
+            raise Finding(kind, problem, self.program, check)
+        return 1
+
+    def call(self, kind, fn, args, check):
+        """``fn(*args)``; an error where the reference raised none (or none where it
+        did), or an exception that is not tf_numba's, is a finding."""
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                out = fn(*args)
+            except (TfNumbaError, np.linalg.LinAlgError) as err:
+                if self.error is None:
+                    raise Finding(kind, f"raised {type(err).__name__} where the interpreter "
+                                  f"returned: {err}", self.program, check) from err
+                return None
+            except Exception as err:   # noqa: BLE001 - anything else is a finding
+                raise Finding(kind, f"raised {type(err).__name__}: {err}", self.program,
+                              check) from err
+        if self.error is not None:
+            raise Finding(kind, f"returned where the interpreter raised "
+                          f"{type(self.error).__name__}: {self.error}", self.program, check)
+        return _leaves(out)
+
+
+def _inexact(a):
+    return np.asarray(a).dtype.kind in "fc"
+
+
+# ------------------------------------------------------------------------------ oracles
+
+CHECK_JIT = """\
+want = f(*args)
+got = tf.jit(f, tiered=False)(*args)
+for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+    np.testing.assert_allclose(g, w, rtol={rtol}, equal_nan=True)
+"""
+
+
+# NumPy computes these in float16 or int8 where tf_numba widens them (README: "float16 and
+# the small ints compute as float32 / int64"): an eager call with NumPy's operators on
+# NumPy arrays gives them, and is compared after widening, loosely
+_NUMPY_NARROW = {"float16": "float32", "int8": "int64", "int16": "int64", "uint8": "int64"}
+
+
+def traced(run):
+    """``f`` called eagerly (tnp on NumPy arrays; NumPy's own operators between them) and
+    the tiered plan's interpreted tier equal the traced program on the interpreter."""
+    from tf_numba.runtime import CpuEngine, Runtime
+    from tf_numba.transforms.simplify import simplify
+    check = ("from tf_numba.core.interpreter import eval_program\n"
+             "print(f(*args), eval_program(tf.make_program(f)(*args), args))\n")
+    eager = run.call("eager", run.f, run.args, check)
+    if eager is None:
+        return 0
+    narrow = [np.asarray(e).dtype.name in _NUMPY_NARROW for e in eager]
+    if any(narrow):
+        with np.errstate(all="ignore"):
+            eager = [np.asarray(e).astype(_NUMPY_NARROW[np.asarray(e).dtype.name])
+                     if n else e for e, n in zip(eager, narrow)]
+        problem = difference(eager, run.want, rtol=1e-2)
+        if problem and not _unstable(run.want):
+            raise Finding("eager", problem, run.program, check)
+        n = 1
+    else:
+        n = run.expect("eager", eager, check)
+    prepared = Runtime(tiered=True).prepare(simplify(run.traced), run.args,
+                                            [CpuEngine.TARGET])
+    check = ("from tf_numba.runtime import CpuEngine, Runtime\n"
+             "from tf_numba.transforms.simplify import simplify\n"
+             "from tf_numba.core.interpreter import eval_program\n"
+             "program = tf.make_program(f)(*args)\n"
+             "plan = Runtime(tiered=True).prepare(simplify(program), args, "
+             "[CpuEngine.TARGET]).plan\n"
+             "print(plan.interpret(list(args)), eval_program(program, args))\n")
+    outs = run.call("interpreted-tier", lambda *a: prepared.plan.interpret(list(a)),
+                    run.args, check)
+    if outs is None:
+        return n
+    return n + run.expect("interpreted-tier", outs, check)
+
+
+def compiled(run, threads=(1, 2)):
+    """``jit(f, tiered=False)`` on each of ``threads`` equals the reference; the widths
+    equal each other bit for bit."""
+    from tf_numba.runtime import CpuEngine
+    n, first = 0, None
+    for width in threads:
+        engine = CpuEngine(threads=width)
+        check = ("from tf_numba.runtime import CpuEngine\n"
+                 f"got = tf.jit(f, tiered=False, engine=CpuEngine(threads={width}))(*args)\n"
+                 "print(got, f(*args))\n")
+        outs = run.call("compiled", tf.jit(run.f, tiered=False, engine=engine), run.args,
+                        check)
+        if outs is None:
+            return n
+        if first is None:
+            n += run.expect("compiled", outs, check)
+            first = outs
+        else:
+            check = ("from tf_numba.runtime import CpuEngine\n"
+                     "one = tf.jit(f, tiered=False)(*args)\n"
+                     f"two = tf.jit(f, tiered=False, engine=CpuEngine(threads={width}))(*args)"
+                     "\nprint(one, two)\n")
+            n += run.expect("threads", outs, check, exact=True, want=first)
+    return n
+
+
+def tiered(run):
+    """The default (tiered) jit: its first call, interpreted, equals the reference; once
+    compiled it equals ``jit(tiered=False)`` bit for bit."""
+    jitted = tf.jit(run.f)
+    check = "jitted = tf.jit(f)\nfirst = jitted(*args)\nprint(first, f(*args))\n"
+    outs = run.call("tiered", jitted, run.args, check)
+    if outs is None:
+        return 0
+    n = run.expect("tiered", outs, check)
+    jitted.lower(*run.args).compile(*run.args)
+    outs = run.call("tiered", jitted, run.args, check)
+    check = ("jitted = tf.jit(f)\njitted(*args)\njitted.lower(*args).compile(*args)\n"
+             "print(jitted(*args), tf.jit(f, tiered=False)(*args))\n")
+    exact = run.call("tiered", tf.jit(run.f, tiered=False), run.args, check)
+    return n + run.expect("tiered", outs, check, exact=True, want=exact)
+
+
+def _stack(outs_per_example):
+    return [np.stack(parts) for parts in zip(*outs_per_example)]
+
+
+VMAP_BATCH = """\
+r = np.random.default_rng({seed})
+in_axes = {axes}
+# the batch: the inputs, then {more} shuffled copies, stacked along in_axes
+examples = [list(args)] + [[a if ax is None else r.permutation(np.array(a).ravel()).reshape(np.shape(a)).astype(np.asarray(a).dtype)
+                            for a, ax in zip(args, in_axes)] for _ in range({more})]
+batched = [a if ax is None else np.stack([e[i] for e in examples], axis=ax)
+           for i, (a, ax) in enumerate(zip(args, in_axes))]
+"""
+
+
+def vmap(run, rng):
+    """``vmap(f, in_axes)`` over a batch of shuffled copies equals the traced program
+    run on each copy by the interpreter."""
+    from tf_numba.core.interpreter import eval_program
+    if run.error is not None:
+        return 0
+    size = int(rng.integers(1, 4))
+    axes = []
+    for a in run.args:
+        ndim = np.ndim(a)
+        axes.append(None if rng.random() < (0.3 if ndim else 0.5)
+                    else int(rng.integers(-ndim - 1, ndim + 1)))
+    if all(x is None for x in axes):
+        return 0
+    seed = int(rng.integers(2**31))
+    setup = VMAP_BATCH.format(seed=seed, axes=tuple(axes), more=size - 1)
+    namespace = {"np": np, "args": list(run.args)}
+    exec(setup, namespace)
+    examples, batched = namespace["examples"], namespace["batched"]
+    check = setup + ("print(tf.vmap(f, in_axes=in_axes)(*batched))\n"
+                     "print([f(*e) for e in examples])\n")
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            loop = [eval_program(run.traced, list(e)) for e in examples]
+    except (TfNumbaError, np.linalg.LinAlgError):
+        return 0                # a shuffled copy that f rejects: nothing to compare
+    outs = run.call("vmap", tf.vmap(run.f, in_axes=tuple(axes)), batched, check)
+    if outs is None:
+        return 0
+    return run.expect("vmap", outs, check, want=_stack(loop), conditioned=False)
+
+
+def _differentiable(run):
+    """(positions of the inexact inputs, positions of the inexact outputs), or None when
+    there is nothing to differentiate or the reference is not finite."""
+    if run.error is not None or any(i.values == "special" for i in run.program.inputs):
+        return None
+    ins = [i for i, a in enumerate(run.args) if _inexact(a)]
+    outs = [k for k, w in enumerate(run.want) if _inexact(w)]
+    if not ins or not outs:
+        return None
+    if not all(np.isfinite(np.asarray(run.args[i])).all() for i in ins):
+        return None
+    if not all(np.isfinite(np.asarray(run.want[k])).all() for k in outs):
+        return None
+    return ins, outs
+
+
+def _restricted(run, ins, outs):
+    """``g(*inexact inputs) -> tuple of inexact outputs``, the rest held fixed."""
+    f, args = run.f, run.args
+
+    def g(*xs):
+        full = list(args)
+        for i, x in zip(ins, xs):
+            full[i] = x
+        res = _leaves(f(*full))
+        return tuple(res[k] for k in outs)
+    return g
+
+
+def _random_like(a, rng):
+    a = np.asarray(a)
+    r = rng.standard_normal(a.shape)
+    if a.dtype.kind == "c":
+        r = r + 1j * rng.standard_normal(a.shape)
+    return r.astype(a.dtype)
+
+
+def _pair(a, b):
+    """The real inner product ``Re(sum(a * b))`` (JAX's: cotangents pair by transposition,
+    not conjugation)."""
+    return float(np.real(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128))))
+
+
+def _magnitude(a, b):
+    return float(np.sum(np.abs(np.asarray(a, np.complex128) * np.asarray(b, np.complex128))))
+
+
+JITTER = 1e-3
+AD_RTOL = {"float64": 1e-9, "complex128": 1e-9, "float32": 2e-3, "complex64": 2e-3}
+
+CHECK_AD = """\
+ins, outs = {ins}, {outs}   # the inexact inputs and outputs
+def g(*xs):
+    full = list(args)
+    for i, x in zip(ins, xs):
+        full[i] = x
+    res = f(*full)
+    res = list(res) if isinstance(res, tuple) else [res]
+    return tuple(res[k] for k in outs)
+primals = [args[i] for i in ins]
+r = np.random.default_rng({seed})
+"""
+
+
+def transpose(run, rng):
+    """``<u, J v> == <J^T u, v>``: vjp is the transpose of jvp's linear map."""
+    found = _differentiable(run)
+    if found is None:
+        return 0
+    ins, outs = found
+    g = _restricted(run, ins, outs)
+    seed = int(rng.integers(2**31))
+    r = np.random.default_rng(seed)
+    primals = [run.args[i] for i in ins]
+    tangents = [_random_like(p, r) for p in primals]
+    check = CHECK_AD.format(ins=ins, outs=outs, seed=seed) + textwrap.dedent("""\
+        def like(a):
+            x = r.standard_normal(np.shape(a))
+            return (x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x).astype(np.asarray(a).dtype)
+        tangents = [like(p) for p in primals]
+        _, jv = tf.jvp(g, tuple(primals), tuple(tangents))
+        cot = tuple(like(o) for o in g(*primals))
+        _, pullback = tf.vjp(g, *primals)
+        jtu = pullback(cot)
+        pair = lambda a, b: sum(np.real(np.sum(np.asarray(x, complex) * np.asarray(y, complex))) for x, y in zip(a, b))
+        print(pair(cot, jv), pair(jtu, tangents))
+        """)
+    jv = run.call("transpose", lambda *p: tf.jvp(g, tuple(p), tuple(tangents))[1], primals,
+                  check)
+    if jv is None:
+        return 0
+    cot = tuple(_random_like(run.want[k], r) for k in outs)
+    pulled = run.call("transpose", lambda *p: tf.vjp(g, *p)[1](cot), primals, check)
+    if pulled is None:
+        return 0
+    if len(pulled) != len(primals):
+        raise Finding("transpose", f"vjp gave {len(pulled)} cotangents for {len(primals)} "
+                      "inputs", run.program, check)
+    for p, c in zip(primals, pulled):
+        if np.shape(c) != np.shape(p) or np.asarray(c).dtype != np.asarray(p).dtype:
+            raise Finding("transpose", f"a cotangent of {np.asarray(c).dtype}"
+                          f"{list(np.shape(c))} for an input of {np.asarray(p).dtype}"
+                          f"{list(np.shape(p))}", run.program, check)
+    for w, t in zip([run.want[k] for k in outs], jv):
+        if np.shape(t) != np.shape(w) or np.asarray(t).dtype != np.asarray(w).dtype:
+            raise Finding("transpose", f"a tangent of {np.asarray(t).dtype}"
+                          f"{list(np.shape(t))} for an output of {np.asarray(w).dtype}"
+                          f"{list(np.shape(w))}", run.program, check)
+    left = sum(_pair(u, v) for u, v in zip(cot, jv))
+    right = sum(_pair(c, t) for c, t in zip(pulled, tangents))
+    scale = sum(_magnitude(u, v) for u, v in zip(cot, jv)) + sum(
+        _magnitude(c, t) for c, t in zip(pulled, tangents))
+    if not (np.isfinite(left) and np.isfinite(right)):
+        return 0
+    rtol = AD_RTOL["float32" if run.program.single_precision else "float64"]
+    # (a Jacobian that cancels to about zero leaves rounding of the size of its terms)
+    floor = 1e-4 * np.sqrt(sum(_magnitude(u, u) for u in cot)
+                           * sum(_magnitude(t, t) for t in tangents))
+    if abs(left - right) > rtol * (scale + floor) + 1e-300:
+        raise Finding("transpose", f"<u, J v> = {left!r} but <J^T u, v> = {right!r} "
+                      f"(scale {scale:.3g})", run.program, check)
+    return 1
+
+
+# ops whose output reorders its input: values of a large array lie closer together than
+# an ordinary step, so a step reorders them
+ORDERING = ("gather:along", "reduce:median", "reduce:max", "reduce:min", "reduce:ptp",
+            "reduce:nanmax", "reduce:argmax", "reduce:argmin")
+
+
+def finite_differences(run, rng):
+    """``J v`` from jvp equals central differences of ``f`` (float64 programs), where the
+    differences at two step sizes agree (a kink between them is skipped)."""
+    found = _differentiable(run)
+    if found is None:
+        return 0
+    step = 1e-8 if run.program.ops & set(ORDERING) else 1e-6
+    ins, outs = found
+    if run.program.single_precision:
+        return 0
+    g = _restricted(run, ins, outs)
+    seed = int(rng.integers(2**31))
+    r = np.random.default_rng(seed)
+    # moved off the ties of equal inputs (a broadcast input's copies): a maximum there is
+    # not differentiable, and two step sizes agree on the wrong slope; the move is far
+    # larger than the steps
+    primals = [np.asarray(run.args[i]) + JITTER * np.real(_random_like(run.args[i], r))
+               for i in ins]
+    tangents = [_random_like(p, r) for p in primals]
+    check = CHECK_AD.format(ins=ins, outs=outs, seed=seed) + textwrap.dedent(f"""\
+        def like(a):
+            x = r.standard_normal(np.shape(a))
+            return (x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x).astype(np.asarray(a).dtype)
+        primals = [p + {JITTER} * np.real(like(p)) for p in primals]
+        tangents = [like(p) for p in primals]
+        _, jv = tf.jvp(g, tuple(primals), tuple(tangents))
+        h = {step}
+        plus = g(*[p + h * t for p, t in zip(primals, tangents)])
+        minus = g(*[p - h * t for p, t in zip(primals, tangents)])
+        print(jv, [(a - b) / (2 * h) for a, b in zip(plus, minus)])
+        """)
+    jv = run.call("finite-differences",
+                  lambda *p: tf.jvp(g, tuple(p), tuple(tangents))[1], primals, check)
+    if jv is None:
+        return 0
+
+    def central(h):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                plus = g(*[p + h * t for p, t in zip(primals, tangents)])
+                minus = g(*[p - h * t for p, t in zip(primals, tangents)])
+            except TfNumbaError:
+                return None
+        return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
+    wide, narrow = central(step), central(step / 4)
+    if wide is None or narrow is None:
+        return 0
+    n = 0
+    for k, (t, d1, d2) in enumerate(zip(jv, wide, narrow)):
+        t = np.asarray(t)
+        with np.errstate(all="ignore"):
+            scale = np.abs(d1) + np.abs(d2) + 1e-3 * (np.abs(d2).max() if d2.size else 0) \
+                + 1e-6
+            tol = 1e-4 * scale
+            smooth = np.abs(d1 - d2) <= tol
+            ok = (np.abs(t - d1) <= tol) | (np.abs(t - d2) <= tol) | ~smooth \
+                | ~np.isfinite(d1) | ~np.isfinite(d2)
+        if not ok.all():
+            at = tuple(np.argwhere(~ok)[0])
+            raise Finding("finite-differences",
+                          f"output {k}: jvp {t[at]!r} but central differences "
+                          f"{d1[at]!r} (h={step}) and {d2[at]!r} (h={step / 4})",
+                          run.program, check)
+        n += 1
+    return n
+
+
+def grad_jit(run, rng):
+    """``jit(grad(loss)) == grad(jit(loss))`` for ``loss = sum(Re(out) * u)``."""
+    found = _differentiable(run)
+    if found is None:
+        return 0
+    ins, outs = found
+    g = _restricted(run, ins, outs)
+    cot = [np.real(_random_like(run.want[k], rng)) for k in outs]
+
+    def loss(*xs):
+        return sum(tf.numpy.sum(tf.numpy.real(o) * u) for o, u in zip(g(*xs), cot))
+    primals = [run.args[i] for i in ins]
+    argnums = tuple(range(len(ins)))
+    check = CHECK_AD.format(ins=ins, outs=outs, seed=0) + textwrap.dedent("""\
+        cot = [np.real(r.standard_normal(np.shape(o))) for o in g(*primals)]
+        loss = lambda *xs: sum(tnp.sum(tnp.real(o) * u) for o, u in zip(g(*xs), cot))
+        argnums = tuple(range(len(primals)))
+        print(tf.jit(tf.grad(loss, argnums), tiered=False)(*primals))
+        print(tf.grad(tf.jit(loss, tiered=False), argnums)(*primals))
+        """)
+    inner = run.call("grad-jit", tf.grad(tf.jit(loss, tiered=False), argnums), primals, check)
+    outer = run.call("grad-jit", tf.jit(tf.grad(loss, argnums), tiered=False), primals, check)
+    if inner is None or outer is None:
+        return 0
+    problem = difference(outer, inner)
+    if problem:
+        raise Finding("grad-jit", problem, run.program, check)
+    return 1
+
+
+def bad_inputs(run, rng, jit=False):
+    """Inputs that do not fit: each gives a TfNumbaError or values that the traced and
+    the eager call agree on; no other exception."""
+    args = [np.asarray(a) for a in run.args]
+    if not args:
+        return 0
+    program = run.program
+    mutants = []
+    k = int(rng.integers(len(args)))
+    a = args[k]
+    mutants.append(("a leading axis", k, np.stack([a, a])))
+    if a.ndim:
+        axis = int(rng.integers(a.ndim))
+        longer = np.concatenate([a, a.take([0] if a.shape[axis] else [], axis=axis)],
+                                axis=axis) if a.shape[axis] else np.ones(
+            a.shape[:axis] + (2,) + a.shape[axis + 1:], a.dtype)
+        mutants.append((f"axis {axis} one longer", k, longer))
+        mutants.append(("one axis fewer", k, a[0] if a.shape[0] else np.zeros(a.shape[1:],
+                                                                              a.dtype)))
+    if a.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            mutants.append(("float16", k, a.astype(np.float16)))
+    live = _live_inputs(run)
+    for k, (spec, x) in enumerate(zip(program.inputs, args)):
+        # (an index that no output depends on is not read: a dead gather is left out)
+        if spec.index_bound is not None and x.size and k in live:
+            bad = x.copy()
+            bad.reshape(-1)[int(rng.integers(x.size))] = rng.choice(
+                [spec.index_bound, -spec.index_bound - 1, 10**9])
+            mutants.append(("an index out of range", program.inputs.index(spec), bad))
+    n = 0
+    for what, i, value in mutants:
+        mutated = list(run.args)
+        mutated[i] = value
+        check = (f"args[{i}] = {_describe(what, i)}\n"
+                 "print(f(*args))\nprint(tf.make_program(f)(*args))\n")
+        n += _one_bad_input(run, mutated, what, check, jit)
+    return n
+
+
+def _live_inputs(run):
+    """Positions of the inputs the simplified program reads (dead code left out)."""
+    from tf_numba.core.ir import Var
+    from tf_numba.transforms.simplify import simplify
+    program = simplify(run.traced)
+    read = {v for e in program.eqns for v in e.invars if type(v) is Var}
+    read |= {v for v in program.outvars if type(v) is Var}
+    return {k for k, v in enumerate(program.invars) if v in read}
+
+
+def _describe(what, i):
+    return {"a leading axis": f"np.stack([args[{i}], args[{i}]])",
+            "float16": f"np.asarray(args[{i}]).astype(np.float16)"}.get(
+        what, f"...  # {what}")
+
+
+def _one_bad_input(run, mutated, what, check, jit):
+    from tf_numba.runtime import CpuEngine, Runtime
+
+    def traced():
+        program = tf.make_program(run.f)(*mutated)
+        leaves = [np.asarray(x) for x in tf.tree_util.tree_leaves(mutated)]
+        prepared = Runtime(tiered=True).prepare(program, leaves, [CpuEngine.TARGET])
+        return prepared.plan.interpret(leaves)
+    calls = [("traced", traced), ("eager", lambda: run.f(*mutated))]
+    if jit:
+        calls.append(("compiled", lambda: tf.jit(run.f, tiered=False)(*mutated)))
+    results = {}
+    for name, call in calls:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                results[name] = _leaves(call())
+            except (TfNumbaError, np.linalg.LinAlgError) as err:
+                results[name] = err
+            except Exception as err:     # noqa: BLE001
+                if name == "eager":
+                    # NumPy's own operators run on NumPy arrays in the eager call: their
+                    # errors are NumPy's to give
+                    results[name] = err
+                    continue
+                raise Finding("bad-input", f"{what}: the {name} call raised "
+                              f"{type(err).__name__}: {err}", run.program, check) from err
+    values = {k: v for k, v in results.items() if not isinstance(v, Exception)}
+    if what == "an index out of range":
+        for name in values:
+            raise Finding("bad-input", f"{what}: the {name} call returned", run.program,
+                          check)
+    # (the eager call computes float16 and int8 as NumPy does: compared where it is not)
+    eager = values.get("eager")
+    if eager is not None and (what == "float16" or any(
+            np.asarray(e).dtype.name in _NUMPY_NARROW for e in eager)):
+        del values["eager"]
+    if len(values) >= 2:
+        (n0, v0), *others = values.items()
+        for name, v in others:
+            problem = difference(v, v0, rtol=run.rtol)
+            if problem and not _unstable(v0):
+                raise Finding("bad-input", f"{what}: {name} and {n0} differ: {problem}",
+                              run.program, check)
+    return 1
+
+
+def _unstable(values):
+    """Outputs with NaN or inf (whose neighbours a changed shape moves): compared loosely."""
+    return any(_inexact(v) and not np.isfinite(np.asarray(v)).all() for v in values)
+
+
+INTERPRETED = ("traced", "vmap", "transpose", "finite_differences", "bad_inputs")
+COMPILED = ("compiled", "grad_jit")
+ALL = INTERPRETED + COMPILED + ("tiered",)
+
+
+def check(program, oracles=INTERPRETED, timeout=None, seed=0):
+    """Run ``oracles`` (names) on ``program``; the number of comparisons made. Raises
+    ``Finding`` for a failure, ``ProgramTimeout`` for a program that ran too long."""
+    rng = np.random.default_rng(seed)
+    with time_limit(timeout):
+        run = Run(program)
+        n = 0
+        for name in oracles:
+            oracle = globals()[name]
+            n += oracle(run) if name in ("traced", "compiled", "tiered") else oracle(run, rng)
+    return n
