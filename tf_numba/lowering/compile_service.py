@@ -373,20 +373,20 @@ class CompileService:
     def find(self, request):
         """The job for ``request`` if one is queued, compiling or recently finished."""
         self._check_fork()
-        key = job_key(request)
         with self._cond:
-            job = self._active.get(key)
-            if job is not None:
-                self._join(job, request)
-                return job
-            return self._finished.get(key)
+            return self._known(job_key(request), request)
 
-    def _join(self, job, request):
-        """Another call waits for ``job`` (under ``_cond``): its log group counts it."""
+    def _known(self, key, request):
+        """The job under ``key`` if one is queued, compiling (``request``'s call joins it:
+        its log group counts it) or recently finished; None otherwise. Under ``_cond``."""
+        job = self._active.get(key)
+        if job is None:
+            return self._finished.get(key)
         self.stats["joined"] += 1
         asked = compile_log.requested(request)
         if "group" in asked:
             job.joined.append(asked)
+        return job
 
     def submit(self, request, block=False):
         """The Job for ``request`` (``compile_worker.compile_request`` reads it): one already
@@ -396,11 +396,7 @@ class CompileService:
         self._check_fork()
         key = job_key(request)
         with self._cond:
-            job = self._active.get(key)
-            if job is not None:
-                self._join(job, request)
-                return job
-            job = self._finished.get(key)
+            job = self._known(key, request)
             if job is not None:
                 return job
             if self._closed:
