@@ -35,95 +35,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from compile_scenarios import EXITS, SWEEP, THREADS, TWO, WAITS, reported, script  # noqa: E402
 from tf_numba.lowering.compile_service import workers_of  # noqa: E402
-
-_PRELUDE = """
-import os, sys, threading, time
-import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
-from tf_numba.lowering.compile_service import SERVICE
-
-def wait_compiling():
-    while not SERVICE.info()["compiling"]:
-        time.sleep(0.01)
-    print(*SERVICE.worker_pids(), flush=True)
-
-def report(**values):
-    info = SERVICE.info()
-    print("jobs", info["jobs"], "retries", info["retries"],
-          *[f"{k} {v}" for k, v in values.items()], flush=True)
-"""
-
-SWEEP = """
-f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * x))
-worst = 0.0
-for n in range(2, 5200):
-    x = np.linspace(0.0, 1.0, n)
-    worst = max(worst, abs(float(f(x)) - np.sum(np.sin(x) * x)) / n)
-report(worst=worst)
-"""
-
-THREADS = """
-scales = [1.0 + k / 64 for k in range(50)]
-fns = [tf.jit(lambda x, s=s: tnp.sum(tnp.tanh(x * s))) for s in scales]
-x = np.linspace(-1.0, 1.0, 17)
-wrong = []
-
-def calls(t):
-    for i in range(1250):
-        k = (i * 7 + t * 13) % 50
-        if abs(float(fns[k](x)) - np.sum(np.tanh(x * scales[k]))) > 1e-12:
-            wrong.append(k)
-threads = [threading.Thread(target=calls, args=(t,)) for t in range(8)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
-report(wrong=len(wrong))
-"""
-
-# compiles one kernel, says which worker has it, then waits in compile()
-WAITS = """
-f = tf.jit(lambda x: tnp.sum(tnp.exp(x) * 0.71875))
-x = np.linspace(0.0, 1.0, 37)
-f(x)
-wait_compiling()
-if sys.argv[1:] == ["others"]:        # after the harness has stopped that worker
-    sys.stdin.readline()
-    started = time.monotonic()
-    for s in (0.25, 0.375):
-        g = tf.jit(lambda x, s=s: tnp.sum(tnp.cos(x) * s))
-        g(x)
-        g.lower(x).plan.compile()
-        assert g.lower(x).plan.ready and abs(float(g(x)) - np.sum(np.cos(x) * s)) < 1e-14
-    print("others", time.monotonic() - started, flush=True)
-f.lower(x).plan.compile()
-assert f.lower(x).plan.ready
-report(error=abs(float(f(x)) - np.sum(np.exp(x) * 0.71875)))
-"""
-
-EXITS = """
-f = tf.jit(lambda x: tnp.sum(tnp.exp(tnp.sin(x)) * 0.8125))
-x = np.linspace(0.0, 1.0, 37)
-f(x)
-wait_compiling()
-report()
-"""
-
-TWO = """
-x = np.linspace(0.0, 2.0, 41)
-for s in (0.40625, 0.46875, 0.53125):
-    f = tf.jit(lambda x, s=s: tnp.max(tnp.sin(x) * s) + tnp.sum(x * s))
-    f(x)
-    f.lower(x).plan.compile()
-    assert abs(float(f(x)) - (np.max(np.sin(x) * s) + np.sum(x * s))) < 1e-13
-report()
-"""
-
 
 class Failed(Exception):
     pass
@@ -138,7 +56,7 @@ class Run:
                                               if p))
         self.deadline = deadline
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(_PRELUDE) + textwrap.dedent(body), *argv],
+            [sys.executable, "-c", script(body), *argv],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
         self.ended = None
@@ -176,16 +94,10 @@ class Run:
             raise Failed(f"workers {left} outlived the script by 2 s")
 
 
-def _values(text):
-    """The ``name value`` pairs of a ``report`` line."""
-    words = text.split()
-    return dict(zip(words[::2], words[1::2]))
-
-
 def _ran(run, out, err):
     if run.proc.returncode != 0:
         raise Failed(f"exit code {run.proc.returncode}: {err.strip()[-300:]}")
-    return _values(out.strip().splitlines()[-1])
+    return reported(out)
 
 
 def case_sweep(cache, deadline):

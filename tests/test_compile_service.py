@@ -13,6 +13,7 @@ import pytest
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
+from compile_scenarios import SWEEP, THREADS, WAITS, reported, script
 from tf_numba.lowering.compile_service import CompileService, workers_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -559,20 +560,10 @@ def test_a_length_sweep_sends_one_job_and_finishes(tmp_path):
     """Every length runs on one length-generic kernel: one job, joined by every plan (a
     job per length once filled the worker's pipe while the user's thread wrote under the
     lock its reader needed: a deadlock)."""
-    script = """
-        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
-        from tf_numba.lowering.compile_service import SERVICE
-        f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * x))
-        worst = 0.0
-        for n in range(2, 5200):
-            x = np.linspace(0.0, 1.0, n)
-            worst = max(worst, abs(float(f(x)) - np.sum(np.sin(x) * x)) / n)
-        print(SERVICE.info()["jobs"], worst)
-    """
-    done = _run_script(script, tmp_path, timeout=240)
+    done = _run_script(script(SWEEP), tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr
-    jobs, worst = done.stdout.split()
-    assert jobs == "1" and float(worst) < 1e-14
+    values = reported(done.stdout)
+    assert values["jobs"] == "1" and float(values["worst"]) < 1e-14
     assert_no_worker_outlives(done)
 
 
@@ -580,32 +571,10 @@ def test_threads_submitting_many_kernels_get_one_job_each_and_right_answers(tmp_
     """10,000 calls of 50 distinct kernels from 8 threads: at most 50 jobs (fewer where a
     kernel was still interpreted when the script ended), a queue of 8 (most kernels are
     refused at first and sent again later), every value right."""
-    script = """
-        import threading
-        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
-        from tf_numba.lowering import compile_service
-        compile_service.SERVICE.max_queued = 8
-        scales = [1.0 + k / 64 for k in range(50)]
-        fns = [tf.jit(lambda x, s=s: tnp.sum(tnp.tanh(x * s))) for s in scales]
-        x = np.linspace(-1.0, 1.0, 17)
-        wrong = []
-
-        def calls(t):
-            for i in range(1250):
-                k = (i * 7 + t * 13) % 50
-                if abs(float(fns[k](x)) - np.sum(np.tanh(x * scales[k]))) > 1e-12:
-                    wrong.append(k)
-        threads = [threading.Thread(target=calls, args=(t,)) for t in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        info = compile_service.SERVICE.info()
-        print(len(wrong), info["jobs"], info["refused"])
-    """
-    done = _run_script(script, tmp_path, timeout=240)
+    done = _run_script(script("SERVICE.max_queued = 8\n", THREADS), tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr
-    wrong, jobs, refused = map(int, done.stdout.split())
+    values = reported(done.stdout)
+    wrong, jobs, refused = (int(values[k]) for k in ("wrong", "jobs", "refused"))
     assert wrong == 0 and 8 <= jobs <= 50 and refused > 0, done.stdout
     assert_no_worker_outlives(done)
 
@@ -705,23 +674,8 @@ def _start_script(source, cache_dir, **env):
                             stderr=subprocess.PIPE, text=True)
 
 
-_WAITS_FOR_ITS_KERNEL = """
-    import time
-    import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
-    from tf_numba.lowering.compile_service import SERVICE
-    f = tf.jit(lambda x: tnp.sum(tnp.exp(x) * 0.71875))
-    x = np.ones(7)
-    f(x)
-    while not SERVICE.info()["compiling"]:
-        time.sleep(0.01)
-    print(*SERVICE.worker_pids(), flush=True)
-    f.lower(x).plan.compile()
-    print("compiled", flush=True)
-"""
-
-
 def test_ctrl_c_mid_compile_interrupts_at_once_and_leaves_no_worker(tmp_path):
-    run = _start_script(_WAITS_FOR_ITS_KERNEL, tmp_path)
+    run = _start_script(script(WAITS), tmp_path)
     try:
         (pid,) = map(int, _read_line(run).split())
         os.kill(pid, signal.SIGSTOP)      # the compile cannot end before the interrupt
@@ -732,7 +686,7 @@ def test_ctrl_c_mid_compile_interrupts_at_once_and_leaves_no_worker(tmp_path):
         took = time.monotonic() - sent
     finally:
         run.kill()
-    assert "KeyboardInterrupt" in err and "compiled" not in out, err
+    assert "KeyboardInterrupt" in err and "jobs" not in out, err     # (no report)
     assert took < 2.0, took
     deadline = sent + 2.0
     while workers_of(run.pid) and time.monotonic() < deadline:
@@ -742,7 +696,7 @@ def test_ctrl_c_mid_compile_interrupts_at_once_and_leaves_no_worker(tmp_path):
 
 def test_a_process_killed_mid_compile_takes_its_workers_with_it(tmp_path):
     """SIGKILL runs no exit handler: the workers die with the thread that started them."""
-    run = _start_script(_WAITS_FOR_ITS_KERNEL, tmp_path)
+    run = _start_script(script(WAITS), tmp_path)
     try:
         (pid,) = map(int, _read_line(run).split())
         os.kill(run.pid, signal.SIGKILL)
