@@ -43,7 +43,7 @@ def compile_request(request):
         dispatcher = _DISPATCHERS[key] = numba.njit(**options)(
             getattr(module, request["function"]))
     try:
-        with _compiling_alone(request["path"], signature, dispatcher):
+        with _compiling_alone(request["path"], signature):
             dispatcher.compile(signature)
     except OSError:
         # the cache directory cannot take the entry (full, read-only): compile in memory;
@@ -61,7 +61,7 @@ def compile_request(request):
 
 
 @contextlib.contextmanager
-def _compiling_alone(path, signature, dispatcher):
+def _compiling_alone(path, signature):
     """Hold the kernel's compile lock (``kernel_cache.compile_lock``) while compiling. When
     another process's worker holds it, wait for it: its result is then in numba's disk cache,
     from which ``dispatcher.compile`` loads it, so two scripts that need the same kernel (a
