@@ -1,4 +1,4 @@
-"""The lowering records (``lowering/rules.py``): stated with each primitive, keyed by the
+"""The lowering records (``kernel_vocab/rules.py``): stated with each primitive, keyed by the
 primitive object, asked through ``fusion`` and ``lowerable``; the compiler tests no names."""
 import ast
 import pathlib
@@ -11,9 +11,9 @@ import tf_numba.numpy as tnp
 from tf_numba.core.ir import ShapedArray
 from tf_numba.core.primitive import RULES, Primitive, register
 from tf_numba.lowering import library  # noqa: F401  (registers the library steps)
-from tf_numba.lowering.rules import (Elementwise, IndexMap, Library, Reduction, fusion,
+from tf_numba.kernel_vocab.rules import (Elementwise, IndexMap, Library, Reduction, fusion,
                                      lowerable)
-from tf_numba.lowering.scalar_exprs import typed, written
+from tf_numba.kernel_vocab.scalar_exprs import typed, written
 from tf_numba.ops import contraction, elementwise, layout, reductions, special
 
 LOWERING = pathlib.Path(tf.__file__).parent / "lowering"

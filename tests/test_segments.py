@@ -6,7 +6,7 @@ import pytest
 import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba.errors import TfIndexError
-from tf_numba.lowering.rules import lowerable
+from tf_numba.kernel_vocab.rules import lowerable
 from tf_numba.lowering.segments import split
 
 

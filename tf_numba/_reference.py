@@ -148,7 +148,7 @@ _ROLE_COLUMNS = ("jvp", "transpose", "batch", "partial_eval")
 def render_primitives():
     """The text of docs/primitives.md: each primitive, the file that declares it, and
     the files that state its rules (``core.primitive.rules_table``) and its lowering's
-    kind (``lowering/rules.py``)."""
+    kind (``kernel_vocab/rules.py``)."""
     public_modules()
     importlib.import_module("tf_numba.lowering.plan")    # the library steps' lowerings
     from .core.primitive import RULES, REGISTRY, rules_table

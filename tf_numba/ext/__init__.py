@@ -26,7 +26,7 @@ import re
 
 from ..core.primitive import RULES, Primitive, register
 from ..errors import MissingRuleError, TfNumbaError
-from ..lowering.rules import Library
+from ..kernel_vocab.rules import Library
 
 FAMILIES = {}
 NUMPY_BLAS, SCIPY_BLAS = "numpy", "scipy"

@@ -17,8 +17,8 @@ from .dims import DimEnv
 from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, group_rows, partition,
                         reductions_across_rows, row_helper)
 from . import vreduce
-from .rules import IndexMap, Reduction, fusion, is_reduction, lowering_of
-from .scalar_exprs import ctor, literal
+from ..kernel_vocab.rules import IndexMap, Reduction, fusion, is_reduction, lowering_of
+from ..kernel_vocab.scalar_exprs import ctor, literal
 
 
 class Emitter:

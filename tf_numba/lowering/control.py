@@ -20,8 +20,8 @@ from ..ops import control
 from . import unrolled
 from .codegen import emit_program
 from .partition import FusedRegion, partition
-from .rules import Library, is_elementwise, lowerable
-from .scalar_exprs import ctor
+from ..kernel_vocab.rules import Library, is_elementwise, lowerable
+from ..kernel_vocab.scalar_exprs import ctor
 
 _INITIAL_TAPE = 16
 

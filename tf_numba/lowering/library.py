@@ -14,8 +14,8 @@ from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting, special, windows
 from . import loops, unrolled
 from .codegen import PARALLEL_MIN_ELEMENTS, consumable
-from .rules import Library
-from .scalar_exprs import ctor, literal
+from ..kernel_vocab.rules import Library
+from ..kernel_vocab.scalar_exprs import ctor, literal
 
 
 # numba takes seconds to type ``transpose(axes)`` and array-into-slice assignment the

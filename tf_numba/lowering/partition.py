@@ -11,7 +11,7 @@ import math
 from ..core import dtypes
 from ..core.ir import Var
 from ..ops import layout
-from .rules import Elementwise, IndexMap, Reduction, fusion, is_reduction
+from ..kernel_vocab.rules import Elementwise, IndexMap, Reduction, fusion, is_reduction
 
 
 class FusedRegion:

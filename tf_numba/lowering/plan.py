@@ -34,7 +34,7 @@ from . import blas_threads, numpy_blas
 from .compile_log import LOGGER
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS, NUMBA_IMPORTS
-from .rules import lowerable
+from ..kernel_vocab.rules import lowerable
 from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, segment_program,
                        split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width

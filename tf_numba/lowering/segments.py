@@ -12,7 +12,7 @@ from ..errors import TfNumbaError
 from . import library  # noqa: F401  (registers the library steps' lowerings)
 from .codegen import generate
 from .partition import FusedRegion, partition
-from .rules import lowerable
+from ..kernel_vocab.rules import lowerable
 from .workspace import Workspaces, new_workspace
 
 

@@ -13,8 +13,8 @@ import math
 
 from ..core.ir import Literal
 from ..ops import layout
-from .rules import fusion, is_elementwise
-from .scalar_exprs import literal
+from ..kernel_vocab.rules import fusion, is_elementwise
+from ..kernel_vocab.scalar_exprs import literal
 
 MAX_ELEMENTS = 16
 

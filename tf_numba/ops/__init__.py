@@ -14,7 +14,7 @@
 
 Each module declares its primitives with abstract eval and NumPy impl and registers their
 JVP and transpose rules next to them (see ``core/linear.py`` for the rule conventions),
-and how the ones that fuse into kernels lower (``lowering/rules.py``: an elementwise
+and how the ones that fuse into kernels lower (``kernel_vocab/rules.py``: an elementwise
 template, a reduction's accumulator, an index map); library steps' rules, which write
 kernel code around helpers, are in ``lowering/library.py`` under the same primitives.
 Each module's ``PRIMS`` maps primitive names to primitives.

@@ -11,7 +11,7 @@ from ..core.ir import ShapedArray
 from ..core.linear import defzero
 from ..core.primitive import Primitive, register
 from ..errors import DTypeError
-from ..lowering.scalar_exprs import typed, written
+from ..kernel_vocab.scalar_exprs import typed, written
 from .elementwise import _coerce, batch_elementwise, elementwise_shape
 
 _UNSIGNED = {dtypes.int32: np.uint32, dtypes.int64: np.uint64}

@@ -16,8 +16,8 @@ from ..core.linear import Zero, aval_of, has_tangent, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_dim
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..lowering.rules import IndexMap
-from ..lowering.scalar_exprs import typed
+from ..kernel_vocab.rules import IndexMap
+from ..kernel_vocab.scalar_exprs import typed
 from . import elementwise as ew
 from . import layout
 from .layout import located

@@ -18,7 +18,7 @@ from ..core.linear import (Zero, defjvp, deflinear, defzero, has_tangent, instan
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError
-from ..lowering.scalar_exprs import (bitwise, call, compare, infix, literal, typed, vmath,
+from ..kernel_vocab.scalar_exprs import (bitwise, call, compare, infix, literal, typed, vmath,
                                      written)
 
 # ---------------------------------------------------------------- dtype classes

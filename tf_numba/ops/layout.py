@@ -18,8 +18,8 @@ from ..core.primitive import Primitive, register
 from ..core.shapes import Sym, at_least, same_dim
 from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
-from ..lowering.rules import IndexMap
-from ..lowering.scalar_exprs import typed
+from ..kernel_vocab.rules import IndexMap
+from ..kernel_vocab.scalar_exprs import typed
 from ..tracebacks import drop_internal_frames, entry_point
 
 PRIMS = {}

@@ -15,8 +15,8 @@ from ..core.linear import Zero, aval_of, deflinear, defzero, has_tangent, is_und
 from ..core.primitive import Primitive, register
 from ..core.shapes import normalize_axes, normalize_axis, same_shape
 from ..errors import DTypeError, ShapeError
-from ..lowering.rules import Reduction
-from ..lowering.scalar_exprs import literal
+from ..kernel_vocab.rules import Reduction
+from ..kernel_vocab.scalar_exprs import literal
 from . import elementwise as ew
 from . import indexing, layout
 from .layout import located

@@ -31,7 +31,7 @@ from ..core.linear import aval_of, defjvp, defzero
 from ..core.ir import ShapedArray
 from ..core.primitive import Primitive, register
 from ..errors import DTypeError, MissingRuleError
-from ..lowering.scalar_exprs import call, literal, typed, written
+from ..kernel_vocab.scalar_exprs import call, literal, typed, written
 from . import elementwise as ew
 from .elementwise import FLOAT, SAME, _abstract_eval, _coerce, _op, _special, batch_elementwise
 

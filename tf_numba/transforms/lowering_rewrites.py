@@ -337,7 +337,7 @@ def convert_masks_where_read(program):
     4 bytes an element where the mask is 1 (a CNN's max-pool tie pass and its backward
     pass wrote and read 3.2 MB less per layer, 0.19 -> 0.10 ms each on two threads).
     Converting a bool is exact: the values are the same bits."""
-    from ..lowering.rules import fusion
+    from ..kernel_vocab.rules import fusion
     masks, read, eqns = {}, set(), []
     for eqn in program.eqns:
         ins = list(eqn.invars)
