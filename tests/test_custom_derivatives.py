@@ -334,3 +334,38 @@ def test_bwd_returning_a_bare_value_is_told_to_return_a_tuple():
     f.defvjp(lambda a: (f(a), None), lambda res, g: g * 2.0)
     with pytest.raises(TfNumbaError, match=r"a single value, not a tuple \(return \(g,\)"):
         tf.grad(lambda a: tnp.sum(f(a)))(np.ones(3))
+
+
+def test_python_control_flow_in_custom_jvp_and_its_rule_under_eager_grad():
+    # JAX's custom derivatives notebook: outside jit the function and its rule see
+    # concrete values, so each branch's rule gives the gradient (2 for x > 0, 3 otherwise)
+    @tf.custom_jvp
+    def f(x):
+        if x > 0:
+            return tnp.sin(x)
+        return tnp.cos(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        ans = f(x)
+        return ans, (2 * t if x > 0 else 3 * t)
+
+    assert tf.grad(f)(1.0) == 2.0 and tf.grad(f)(-1.0) == 3.0
+    np.testing.assert_allclose(tf.value_and_grad(f)(-1.0)[0], np.cos(-1.0))
+    assert tf.grad(lambda x: f(x) * x)(2.0) == pytest.approx(2 * 2.0 + np.sin(2.0))
+    with pytest.raises(tf.errors.ConcretizationError):
+        tf.jit(tf.grad(f))(1.0)     # under jit the values are unknown, as in JAX
+
+
+def test_python_control_flow_in_custom_vjp_fwd_under_eager_grad():
+    @tf.custom_vjp
+    def g(x):
+        return x ** 2
+
+    def g_fwd(x):
+        scale = 10.0 if x > 0 else -10.0
+        return x ** 2, scale
+
+    g.defvjp(g_fwd, lambda scale, ct: (scale * ct,))
+    assert tf.grad(g)(3.0) == 10.0 and tf.grad(g)(-3.0) == -10.0

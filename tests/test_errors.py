@@ -9,7 +9,7 @@ import pytest
 import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import lax, nn, random
-from tf_numba.errors import TfNumbaError
+from tf_numba.errors import ShapeError, TfNumbaError
 from conftest import names_its_op_twice
 
 PACKAGE = pathlib.Path(tf.__file__).parent
@@ -153,3 +153,13 @@ def test_a_bad_scipy_input_names_its_op_once(case):
         SCIPY_BAD_INPUTS[case](tf.scipy)
     assert not names_its_op_twice(str(info.value)), str(info.value)
     assert str(info.value).startswith(f"{info.value.op}: ")
+
+
+def test_shape_errors_are_type_errors_as_jax_and_value_errors_as_numpy():
+    # JAX's data loading notebook catches the TypeError of a mismatched product
+    for bad in (lambda: tnp.dot(np.ones((3, 4)), np.ones(5)),
+                lambda: tnp.matmul(np.ones((3, 4)), np.ones((5, 2))),
+                lambda: tnp.add(np.ones(3), np.ones(4))):
+        with pytest.raises(TypeError) as err:
+            bad()
+        assert isinstance(err.value, ShapeError) and isinstance(err.value, ValueError)

@@ -345,6 +345,23 @@ def test_invalid_parameters_give_scipys_nan(name, method, args):
     # traced too: NaN, not an exception
     out, tangent = tf.jvp(lambda v: fn(v, *args[1:]), (np.float64(args[0]),), (1.0,))
     assert np.isnan(out)
+    # and a derivative in the parameters is NaN too, as JAX's (it never hides the NaN)
+    params = tuple(np.float64(a) for a in args[1:])
+    out, tangent = tf.jvp(lambda *p: fn(args[0], *p), params, (1.0,) * len(params))
+    assert np.isnan(out) and np.isnan(tangent)
+    grads = tf.grad(lambda *p: fn(args[0], *p), argnums=tuple(range(len(params))))(*params)
+    assert np.isnan(grads).any()
+
+
+def test_a_nan_parameter_or_point_gives_a_nan_derivative_and_valid_ones_stay_finite():
+    # advi.py's funnel: a scale that underflows to 0 makes JAX's logpdf and its gradient
+    # NaN; the optimizer must see the NaN, not a zero gradient
+    g = tf.grad(lambda s: tnp.sum(stats.norm.logpdf(1.0, 0.0, s)))(np.array([0.0, 2.0]))
+    assert np.isnan(g[0]) and g[1] == pytest.approx(-1 / 2.0 + 1 / 8.0, rel=1e-14)
+    g = tf.grad(lambda x: tnp.sum(stats.expon.logpdf(x)))(np.array([np.nan, 1.0, -1.0]))
+    assert np.isnan(g[0]) and g[1] == -1.0 and g[2] == 0.0
+    g = tf.jit(tf.grad(lambda a: tnp.sum(stats.gamma.logpdf(1.5, a))))(np.array([-1.0, 2.0]))
+    assert np.isnan(g[0]) and np.isfinite(g[1])
 
 
 def test_methods_without_a_formula_raise_unsupported():

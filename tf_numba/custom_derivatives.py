@@ -21,9 +21,10 @@ import numpy as np
 
 from .core import pytree
 from .core.interpreter import eval_program
-from .core.linear import Zero, has_tangent, instantiate, is_undefined
+from .core.linear import Zero, aval_of, has_tangent, instantiate, is_undefined
 from .core.primitive import Primitive, register
-from .core.trace import SourceInfo, Tracer, current_builder, user_source
+from .core.trace import (_UNKNOWN, ProgramBuilder, SourceInfo, Tracer, current_builder,
+                         user_source)
 from .errors import ArgumentError, PytreeError, ShapeError, TfNumbaError
 from .transforms import ad
 
@@ -48,9 +49,46 @@ def _is_eager(leaves):
     return current_builder() is None and not any(type(x) is Tracer for x in leaves)
 
 
-def _traced(fn, args):
+def _traced(fn, args, with_values):
+    """``fn`` traced on ``args``; ``with_values``: its inputs keep the values of ``args``
+    (a trace of the un-jitted transforms), so Python control flow in ``fn`` works."""
     from .api import TracedFunction
-    return TracedFunction(fn, args, {})
+    known = range(len(pytree.flatten(args)[0])) if with_values else None
+    return TracedFunction(fn, args, {}, known=known)
+
+
+def _values_of(leaves):
+    """The concrete values of ``leaves`` (tracers of traces that know them), or None if
+    one of them has no value yet (under ``jit`` or ``vmap``)."""
+    out = []
+    for x in leaves:
+        value = x.builder.value_of(x.ir_var) if type(x) is Tracer else np.asarray(x)
+        if value is _UNKNOWN:
+            return None
+        out.append(value)
+    return out
+
+
+def _is_zero_or_none(x):
+    return x is None or type(x) is Zero
+
+
+def _with_values(fn, args, values):
+    """``fn(*args)`` traced where the leaves of ``args`` have ``values`` (None: unknown), then
+    evaluated on ``args`` themselves: how a rule sees concrete primals outside ``jit``, as
+    JAX's rules do, while what it computes still reaches the transform as a program.
+    Zero and None leaves pass through as they are."""
+    leaves, tree = pytree.flatten(args, is_leaf=_is_zero_or_none)
+    with ProgramBuilder(known_values=True) as builder:
+        ins = [x if _is_zero_or_none(x) else builder.new_input(aval_of(x), v)
+               for x, v in zip(leaves, values)]
+        out_leaves, out_tree = pytree.flatten(fn(*pytree.unflatten(tree, ins)),
+                                              is_leaf=_is_zero_or_none)
+        program, captured = builder.build([x for x in out_leaves if not _is_zero_or_none(x)])
+    results = iter(eval_program(program, [x for x in leaves if not _is_zero_or_none(x)]
+                                + captured))
+    return pytree.unflatten(out_tree, [x if _is_zero_or_none(x) else next(results)
+                                       for x in out_leaves])
 
 
 def _positional(owner, args, kwargs):
@@ -75,11 +113,15 @@ def _call_with_rule(prim, owner, args):
     leaves, _ = pytree.flatten(rule.diff_args)
     if _is_eager(leaves):
         return owner.fun(*args)
-    traced = _traced(rule.fun, rule.diff_args)
+    builder = current_builder()
+    with_values = builder is not None and builder.known is not None
+    traced = _traced(rule.fun, rule.diff_args, with_values)
     rule.in_tree = traced.in_tree
-    outs = prim.bind(*traced.leaves, *traced.captured, call=traced.program, rule=rule,
-                     in_tree=traced.in_tree, out_tree=traced.out_tree,
-                     num_args=len(traced.leaves))
+    if with_values:
+        rule.primal_values = _values_of(traced.leaves)
+    outs = prim.bind(*traced.leaves, *traced.captured, *traced.const_values,
+                     call=traced.program, rule=rule, in_tree=traced.in_tree,
+                     out_tree=traced.out_tree, num_args=len(traced.leaves))
     return pytree.unflatten(traced.out_tree, outs)
 
 
@@ -142,6 +184,9 @@ class _BoundRule:
         self.diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         self.symbolic_zeros = owner.symbolic_zeros
         self.in_tree = None
+        # the values of the differentiable leaves when the call was traced with values
+        # (un-jitted transforms): the rules then see them, as JAX's rules outside jit
+        self.primal_values = None
         self.fun = functools.wraps(owner.fun)(
             lambda *diff: owner.fun(*self.full_args(diff)))
 
@@ -162,15 +207,27 @@ class _BoundRule:
         return pytree.tree_map(
             lambda t: instantiate(t) if type(t) is Zero and has_tangent(t.aval) else t, tree)
 
+    def _seeing_values(self, fn, args):
+        """``fn(*args)``; where the primal values are known, traced with them (the primals
+        lead ``args``, flattened)."""
+        if self.primal_values is None:
+            return fn(*args)
+        n = len(pytree.flatten(args, is_leaf=_is_zero_or_none)[0])
+        return _with_values(fn, args, self.primal_values
+                            + [None] * (n - len(self.primal_values)))
+
     def jvp(self, primals, tangents):
-        return self.owner.jvp(*self.static, primals, self._instantiated(tangents))
+        return self._seeing_values(lambda p, t: self.owner.jvp(*self.static, p, t),
+                                   (primals, self._instantiated(tangents)))
 
     def fwd(self, *diff, perturbed=None):
-        if self.symbolic_zeros:
-            leaves, tree = pytree.flatten(diff)
-            diff = pytree.unflatten(tree, [CustomVJPPrimal(x, p)
-                                           for x, p in zip(leaves, perturbed)])
-        return self.owner.fwd(*self.full_args(diff))
+        def fwd(*diff):
+            if self.symbolic_zeros:
+                leaves, tree = pytree.flatten(diff)
+                diff = pytree.unflatten(tree, [CustomVJPPrimal(x, p)
+                                               for x, p in zip(leaves, perturbed)])
+            return self.owner.fwd(*self.full_args(diff))
+        return self._seeing_values(fwd, diff)
 
     def bwd_leaves(self, res, ct):
         """The cotangent of each leaf of the differentiable arguments, None for zero; each

@@ -33,8 +33,10 @@ class TfNumbaError(Exception):
         return self
 
 
-class ShapeError(TfNumbaError, ValueError):
-    """Shapes that do not fit the operation (broadcasting, contraction, reshape, ...)."""
+class ShapeError(TfNumbaError, ValueError, TypeError):
+    """Shapes that do not fit the operation (broadcasting, contraction, reshape, ...): a
+    ``ValueError`` as NumPy raises, and a ``TypeError`` as JAX raises (shapes are part of
+    an array's type there), so code written against either catches it."""
 
 
 class DTypeError(TfNumbaError, TypeError):

@@ -13,7 +13,10 @@ built here from them, so each method behaves as SciPy's around the formula:
   the ends of the support, ``ppf`` outside ``[0, 1]`` NaN;
 - every formula sees only valid parameters and points inside the support (the rest are
   replaced by placeholders before it runs, the "double where"), so no derivative is ever
-  ``0 * inf`` or ``0 * NaN``: derivatives are finite wherever the value is.
+  ``0 * inf`` or ``0 * NaN``: derivatives are finite wherever the value is;
+- where the value is NaN for an invalid parameter or a NaN point, so is its derivative in
+  that argument, as JAX's formulas give it: a derivative never hides an invalid input
+  (an optimizer that meets one stops on NaN instead of walking on).
 
 A method a distribution lacks a formula for falls back as SciPy's do (``pdf = exp(logpdf)``,
 ``logcdf = log(cdf)``, ``sf = 1 - cdf``, ``logsf = log(sf)``, ``isf(q) = ppf(1 - q)``), or, if
@@ -66,6 +69,17 @@ def _typed(dt, *values):
     """Python constants as 0-d arrays of ``dt``: a ``where`` between two Python floats
     would otherwise be float64 whatever the operands' dtype."""
     return [np.asarray(v, dt) if P.is_weak(v) else v for v in values]
+
+
+def _nan_where(bad, like, *inputs):
+    """0 where ``bad`` is false and NaN where it holds, with a derivative in each of
+    ``inputs`` of 0 and NaN there: ``sum(inputs) * where(bad, NaN, 0)``, whose reverse mode
+    multiplies a zero cotangent by 0, never by NaN, where ``bad`` is false."""
+    nan, zero = _typed(P.dtype_of(like), NAN, 0.0)
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = total + x
+    return total * tnp.where(bad, nan, zero)
 
 
 def _all(conds):
@@ -187,6 +201,7 @@ class Distribution:
                   for v, (s, _) in zip(shapes, self.shapes)]
         scale = rest[n + 1] if self.takes_scale else None
         valid = self._valid(shapes, scale)
+        given = [v for v in (*shapes, scale) if v is not None]
         if valid is not None:
             # invalid parameters are replaced before any formula sees them
             shapes = [tnp.where(valid, s, ph) for s, (_, ph) in zip(shapes, self.shapes)]
@@ -196,7 +211,9 @@ class Distribution:
             out = self._quantile(method, point, shapes, loc, scale)
         else:
             out = self._probability(method, point, shapes, loc, scale)
-        return out if valid is None else tnp.where(valid, out, NAN)
+        if valid is None:
+            return out
+        return tnp.where(valid, out, _nan_where(tnp.logical_not(valid), out, *given))
 
     def _valid(self, shapes, scale):
         conds = [] if scale is None else [scale > 0]
@@ -237,8 +254,10 @@ class Continuous(Distribution):
             inside = tnp.logical_and(z >= lo, z <= hi)
             below, above = _typed(P.dtype_of(z), *OUTSIDE[method])
             zs = tnp.where(inside, z, self._interior(*shapes))
+            nan_z = tnp.isnan(z)
             out = tnp.where(inside, formula(zs, *shapes),
-                            tnp.where(tnp.isnan(z), NAN, tnp.where(z < lo, below, above)))
+                            tnp.where(nan_z, _nan_where(nan_z, z, z),
+                                      tnp.where(z < lo, below, above)))
         return out - tnp.log(scale) if method == "logpdf" else out
 
     def _quantile(self, method, q, shapes, loc, scale):
