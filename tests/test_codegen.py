@@ -107,7 +107,7 @@ def test_large_regions_run_as_prange_chunks_with_the_engines_width():
     """Regions of >= PARALLEL_MIN_ELEMENTS run as loops over chunks, numba.prange loops
     when the engine allows more than one thread; results do not depend on the thread count
     (full sums combine chunk partials in order either way)."""
-    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.lowering.schedule import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
 
     def f(x, m):
@@ -191,7 +191,7 @@ def test_reductions_across_the_chunked_axis_combine_chunk_partials_in_order():
     """A sum over the rows of a large region (a bias gradient) runs in chunks of rows, each
     adding into a row of partials of its own, combined in chunk order: a prange with two
     threads, the same bits with one."""
-    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.lowering.schedule import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
     x = RNG.normal(size=(PARALLEL_MIN_ELEMENTS // 8, 8))
     x[5, 3] = np.nan

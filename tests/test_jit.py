@@ -154,7 +154,7 @@ def test_jit_rejects_an_engine_of_another_target():
 def test_parallel_plans_run_from_many_threads_at_once():
     import threading
 
-    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.lowering.schedule import PARALLEL_MIN_ELEMENTS
     from tf_numba.runtime import CpuEngine
     f = tf.jit(lambda x: tnp.sum(tnp.exp(x)), tiered=False, engine=CpuEngine(threads=2))
     x = RNG.normal(size=PARALLEL_MIN_ELEMENTS)

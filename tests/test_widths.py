@@ -18,7 +18,7 @@ RNG = np.random.default_rng(0)
 def test_a_wide_run_sets_numbas_thread_count_and_restores_the_callers():
     """numba's thread count is set from compiled code around a parallel plan's run (the
     Python calls cost 3 us of every run), and the caller's count is back after it."""
-    from tf_numba.lowering.codegen import PARALLEL_MIN_ELEMENTS
+    from tf_numba.lowering.schedule import PARALLEL_MIN_ELEMENTS
     from tf_numba.lowering.widths import _thread_count_setter
     from tf_numba.runtime import CpuEngine
     swap = _thread_count_setter()

@@ -260,9 +260,21 @@ def _format_param(value, names, indent):
     return repr(value)
 
 
+def var_names(program):
+    """The names ``pretty`` gives ``program``'s values (a, b, ..., in order of first
+    appearance), for other views of the program to speak of them alike."""
+    names = {}
+    order = [v for v, _ in program.consts] + list(program.invars)
+    order += [v for eqn in program.eqns for v in (*eqn.invars, *eqn.outvars)]
+    for v in order + list(program.outvars):
+        if type(v) is not Literal and v not in names:
+            names[v] = _var_name(len(names))
+    return names
+
+
 def pretty(program, indent=0):
     """Render like a jaxpr: ``{ lambda consts ; inputs. let eqns in (outputs) }``."""
-    names = {}
+    names = var_names(program)
 
     def name(v):
         if type(v) is Literal:

@@ -89,19 +89,32 @@ class Library(Lowering):
     may decline an equation (a dtype numba cannot handle there): it then runs its NumPy
     impl between kernels. ``writes_fresh``: the output is always a new array, never a view
     of an operand. ``index_map``: the equations that fuse instead (an ``IndexMap`` with a
-    ``when``). ``refuses``: an ``ext`` op declared with no lowering."""
-    __slots__ = ("emit", "check", "writes_fresh", "index_map", "refuses")
+    ``when``). ``refuses``: an ``ext`` op declared with no lowering.
+    ``decide(eqn, context) -> schedule.Call``: the step's choices (a product's helper and
+    BLAS, a threaded helper, its bodies' schedules), taken before any line is written;
+    ``emit`` reads them off ``em.call``. ``allocates(eqn)``: the
+    step writes its output into an array it allocates (``Emitter.allocate``), which may
+    then come from the kernel's workspace (default: ``writes_fresh`` steps with an array
+    output)."""
+    __slots__ = ("emit", "check", "writes_fresh", "index_map", "refuses", "decide",
+                 "_allocates")
 
     def __init__(self, emit, *, supports=None, writes_fresh=False, index_map=None,
-                 refuses=False):
+                 refuses=False, decide=None, allocates=None):
         self.emit, self.check, self.writes_fresh = emit, supports, writes_fresh
-        self.index_map, self.refuses = index_map, refuses
+        self.index_map, self.refuses, self.decide = index_map, refuses, decide
+        self._allocates = allocates
 
     def fusion(self, eqn):
         return self.index_map.fusion(eqn) if self.index_map is not None else None
 
     def supports(self, eqn):
         return self.check is None or self.check(eqn)
+
+    def allocates(self, eqn):
+        if self._allocates is not None:
+            return self._allocates(eqn)
+        return self.writes_fresh and any(v.aval.shape for v in eqn.outvars)
 
 
 def lowering_of(eqn):

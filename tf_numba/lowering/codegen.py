@@ -1,47 +1,37 @@
-"""Generate the Python source of one numba kernel for a whole program.
+"""Render a kernel's schedule as the Python source of one numba kernel.
 
-The kernel takes the program inputs (rank-0 inputs as scalars), runs the steps from
-``partition`` in order — fused regions as explicit loop nests, library steps through the
-``lower`` rule of their primitive — and returns the outputs as a tuple. Dims are written
-through ``DimEnv``, so the same source serves every length it is valid for.
+The kernel takes the program inputs (rank-0 inputs as scalars), runs the steps of its
+``schedule`` in order (nests as explicit loops, library steps through the ``emit`` of
+their primitive's rule) and returns the outputs as a tuple. Every choice was made on the
+schedule's records (``schedule``); rendering only prints them. Dims are written through
+``DimEnv``, so the same source serves every length it is valid for.
 """
-import collections
-import math
-
-import numpy as np
-
 from ..core.ir import Literal, Var
 from ..errors import MissingRuleError
 from . import unrolled
-from .dims import DimEnv
-from .partition import (FusedRegion, RowGroup, cuts_into_row_chunks, group_rows, partition,
-                        reductions_across_rows, row_helper)
+from .partition import row_helper
 from . import vreduce
-from ..kernel_vocab.rules import IndexMap, Reduction, fusion, is_reduction, lowering_of
+from ..kernel_vocab.rules import IndexMap, Reduction, fusion, lowering_of
 from ..kernel_vocab.scalar_exprs import ctor, literal
+from .schedule import Call, Nest, RowBlock, Target, schedule, trailing_level
 
 
 class Emitter:
-    """Source lines plus names for program values; handed to library ``lower`` rules."""
+    """Source lines plus names for program values; handed to library ``emit`` rules.
+    Its state is the renderer's own (names, indentation, where lines go); the choices it
+    prints come from the schedule."""
 
-    def __init__(self, program, dims):
+    def __init__(self, sched):
         self.lines = []
         self.indent = 1
         self.names = {}
-        self.dims = dims
+        self.dims = sched.context.dims
         self.counter = 0
-        self.parallel = False       # may large top-level regions be numba.prange loops
-        self.products_on_numpy = True           # loops.gemm_into, else loops.dot_into
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
         self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
-        self.private = set()        # values no output can reach: allocated from ``ws``
-        self.uses = collections.Counter()   # top-level value -> equations reading it
-        self.uses_workspace = False
-        self.uses_prange = False    # facts for the Generated record
-        self.serial_products = False    # a large product runs on one thread (parallel)
-        self.threaded_calls = False     # it calls a loops helper that has a prange
-        self.blas = set()           # BLAS libraries the products call (ext.*_BLAS)
+        self.workspace = sched.workspace    # values allocated from ``ws``
+        self.call = None            # the Call record of the library step being printed
 
     def emit(self, line):
         self.lines.append("    " * self.indent + line)
@@ -68,14 +58,13 @@ class Emitter:
         Inside a loop the array is allocated once, before the outermost loop, and every
         iteration reuses it: the loop rules copy whatever outlives an iteration
         (``control``). A value with a ``destinations`` entry (a loop's output row or next
-        carry) is written straight there. A top-level value no output can reach comes
-        from the kernel's workspace (``workspace``), which outlives the call.
+        carry) is written straight there. A value the schedule placed in the kernel's
+        workspace (``workspace``) comes from there: it outlives the call.
         """
         slot = self.destinations.pop(v, None)
         if slot is not None:
             self.emit(f"{name} = {slot}")
-        elif v in self.private and self.hoisted is None and self.indent == 1:
-            self.uses_workspace = True
+        elif v in self.workspace:
             self.emit(f"{name} = workspace.take(ws, {shape}, {ctor(v.aval.dtype)})")
         elif self.hoisted is not None and self.dims.writable(v.aval.shape):
             self.hoisted.append(f"{name} = np.empty({self.shape(v.aval.shape)}, "
@@ -91,120 +80,79 @@ class Emitter:
 
 
 class Generated:
-    """What code generation made: the kernel's ``source`` and the ``steps`` (partition) it
-    was built from, and the facts its callers need, recorded as they were emitted (never
-    read back out of the text): ``parallel`` (it has a ``numba.prange`` loop),
-    ``workspace`` (its last parameter is a ``workspace``), ``blas`` (the BLAS libraries
-    its products call: ``ext.NUMPY_BLAS`` and/or ``ext.SCIPY_BLAS``),
-    ``serial_products`` (a parallel kernel calls BLAS for a large product on one thread:
-    ``library._product``), ``threaded_calls`` (it calls a ``loops`` helper that runs
-    across threads, so it runs as wide as the engine too, though its own code has no
-    prange: numba would warn that ``parallel=True`` found nothing to do)."""
-    __slots__ = ("source", "steps", "parallel", "workspace", "blas", "serial_products",
-                 "threaded_calls")
+    """What code generation made: the kernel's ``source`` and the ``schedule`` it prints;
+    what its callers need to know of the kernel is the schedule's summary: ``parallel``
+    (it has a ``numba.prange`` loop), ``workspace`` (its last parameter is a workspace),
+    ``blas`` (the BLAS libraries its steps call), ``serial_products`` (a parallel kernel
+    calls BLAS for a large product on one thread: ``products``), ``threaded_calls`` (it
+    calls a helper that runs across threads)."""
+    __slots__ = ("source", "schedule")
 
-    def __init__(self, source, steps, parallel, workspace, blas, serial_products=False,
-                 threaded_calls=False):
-        self.source, self.steps = source, steps
-        self.parallel, self.workspace, self.blas = parallel, workspace, frozenset(blas)
-        self.serial_products, self.threaded_calls = serial_products, threaded_calls
+    def __init__(self, source, sched):
+        self.source, self.schedule = source, sched
+
+    @property
+    def steps(self):
+        return self.schedule.steps
+
+    parallel = property(lambda self: self.schedule.threaded)
+    workspace = property(lambda self: self.schedule.uses_workspace)
+    blas = property(lambda self: self.schedule.blas)
+    serial_products = property(lambda self: self.schedule.serial_products)
+    threaded_calls = property(lambda self: self.schedule.threaded_calls)
 
 
 def generate(program, name="kernel", parallel=False, products_on_numpy=True):
-    """A ``Generated`` record: the kernel's source text, the partition it was built from
-    and what it uses.
-    ``parallel``: regions of at least ``PARALLEL_MIN_ELEMENTS`` become ``numba.prange``
-    loops over chunks (how many threads run them is the caller's engine's choice).
-    ``products_on_numpy``: products run on NumPy's BLAS, else on numba's
-    (``loops.gemm_into``, ``loops.dot_into``)."""
+    """The ``Generated`` kernel of ``program``: its schedule (``schedule``) for a plan's
+    parallel variant or not (``parallel``: large regions may become ``numba.prange``
+    loops over chunks; how many threads run them is the caller's engine's choice), with
+    products on NumPy's BLAS or numba's (``products_on_numpy``), and its source."""
     in_names = [f"in{i}" for i in range(len(program.invars))]
-    dims = DimEnv(program.in_avals, in_names)
-    em = Emitter(program, dims)
-    em.parallel = parallel
-    em.products_on_numpy = products_on_numpy
-    em.private = private_values(program)
-    em.uses.update(v for eqn in program.eqns for v in eqn.invars if type(v) is Var)
+    sched = schedule(program, Target(parallel, products_on_numpy), in_names)
+    return Generated(render(sched, name, in_names), sched)
+
+
+def render(sched, name="kernel", in_names=None):
+    """The source of a kernel that runs the schedule ``sched`` of a whole program."""
+    program = sched.program
+    in_names = in_names or [f"in{i}" for i in range(len(program.invars))]
+    em = Emitter(sched)
     for v, n in zip(program.invars, in_names):
         em.names[v] = n
     for i, (v, _) in enumerate(program.consts):
         em.names[v] = f"c{i}"
-    steps = emit_program(em, program)
+    emit_program(em, sched)
     outs = ", ".join(em.name(v) for v in program.outvars)
     # one output is returned bare: boxing a 1-tuple costs numba a noticeable part of a
     # small kernel's call
     em.emit(f"return {outs}" if len(program.outvars) == 1 else f"return ({outs})")
     params = in_names + [f"c{i}" for i in range(len(program.consts))]
-    header = [f"def {name}({', '.join(params + ['ws'] * em.uses_workspace)}):"]
-    if em.uses_workspace:
+    header = [f"def {name}({', '.join(params + ['ws'] * sched.uses_workspace)}):"]
+    if sched.uses_workspace:
         header.append("    ws[1][0] = 0; ws[1][1] = 0")
-    return Generated("\n".join(header + em.lines) + "\n", steps, em.uses_prange,
-                     em.uses_workspace, em.blas, em.serial_products, em.threaded_calls)
+    return "\n".join(header + em.lines) + "\n"
 
 
-def consumable(em, v):
-    """May the step reading ``v`` overwrite its array: made by this kernel, no output can
-    reach it, and that step is its only reader."""
-    return type(v) is Var and v in em.private and em.uses[v] == 1
-
-
-def private_values(program):
-    """Top-level values that no program output can reach, not even as a view, so their
-    arrays may live in a workspace reused by the next call. A fusible equation or a
-    library step declared ``writes_fresh`` writes a fresh array; any other step (a
-    reshape, a loop, a library call) is taken to possibly return a view of any of its
-    operands."""
-    reachable = {v for v in program.outvars if type(v) is Var}
-    for eqn in reversed(program.eqns):
-        rule = lowering_of(eqn)
-        fresh = rule is not None and (rule.fusion(eqn) is not None or rule.writes_fresh)
-        if not fresh and any(v in reachable for v in eqn.outvars):
-            reachable.update(v for v in eqn.invars if type(v) is Var)
-    return {v for eqn in program.eqns for v in eqn.outvars if v not in reachable}
-
-
-def emit_program(em, program):
-    """Emit the steps of ``program`` at the emitter's current indent; its inputs must
-    already have names (``em.names``). Loop primitives use this to inline a body program
-    into the loop they generate. Returns the steps."""
-    steps = partition(program)
-    if em.indent == 1 and em.hoisted is None:
-        steps = group_rows(steps)
-    read_after = _read_after(steps)
-    for k, step in enumerate(steps):
-        if type(step) is RowGroup:
-            _emit_group(em, step, read_after[k])
+def emit_program(em, sched):
+    """Print the steps of ``sched`` at the emitter's current indent; its program's inputs
+    must already have names (``em.names``). Loop rules print a body's schedule with this,
+    inlined into the loop they write."""
+    for step in sched.steps:
+        if type(step) is RowBlock:
+            _emit_block(em, step)
         else:
             _emit_step(em, step)
-    return steps
 
 
-def _read_after(steps):
-    """For each step, the values the steps after it read."""
-    out, seen = [], set()
-    for step in reversed(steps):
-        out.append(set(seen))
-        for member in (step.steps if type(step) is RowGroup else [step]):
-            seen |= _reads(member)
-    return out[::-1]
-
-
-def _reads(step):
-    """The values a region or a library step reads."""
-    return {v for eqn in (step.eqns if type(step) is FusedRegion else [step.eqn])
-            for v in eqn.invars if type(v) is Var}
-
-
-def _emit_library_step(em, step):
-    eqn = step.eqn
-    lower = lowering_of(eqn)
-    if lower is None:
-        raise MissingRuleError(eqn.prim.name, "lowering", eqn.prim.family)
+def _emit_library_step(em, call):
+    eqn = call.eqn
     outs = [em.define(v) for v in eqn.outvars]
-    lower.emit(em, [em.name(v) for v in eqn.invars], outs, eqn)
+    em.call = call
+    lowering_of(eqn).emit(em, [em.name(v) for v in eqn.invars], outs, eqn)
 
 
 class _GroupLines:
-    """Where a row group's member emits: ``before`` the chunk loop (arrays, accumulators,
+    """Where a row block's member emits: ``before`` the chunk loop (arrays, accumulators,
     views), its ``body`` (each member's part of a chunk, in turn) and ``after`` it (full
     reductions combining their chunk partials); ``chunks`` names the loop (a prange)."""
 
@@ -218,73 +166,42 @@ class _GroupLines:
         em.indent = self.indent + (part == "body")
 
 
-def _light(step):
-    """A step with no reduction and no math call: a pass that only moves memory."""
-    return type(step) is not FusedRegion or not any(
-        is_reduction(e) or fusion(e).math for e in step.eqns)
-
-
-def _emit_step(em, step, chunk_step=None):
-    if type(step) is FusedRegion:
-        if chunk_step is not None or not unrolled.emit_region(em, step):
-            _emit_region(em, step, chunk_step=chunk_step)
-    else:
+def _emit_step(em, step):
+    if type(step) is Call:
         _emit_library_step(em, step)
+    elif step.form == "unrolled":
+        unrolled.emit_region(em, step.region)
+    else:
+        _emit_region(em, step)
 
 
-def _emit_group(em, group, read_later):
-    """A row group as one loop over chunks of rows, each member running its part of a
-    chunk in turn: a prange in a plan's parallel variant, where the group's work pays
-    for threads but none of its regions does alone (a region that does already has a
-    prange of its own). Measured on this machine's two vCPUs, whose caches do not share
-    lines cheaply, it pays only when no later step reads a large array the group wrote:
-    layer_norm's forward pass went 55 -> 36 us; a group whose output a serial pass read
-    next ran 100 -> 207 us (its layer_norm gradient), and a trailing memory-only member
-    94 -> 110 us (softmax cross-entropy's gradient). Otherwise the members run as plain
-    regions. Either way, each variant computes the same bits: the serial variant chunks
-    the full reductions of a group the parallel variant runs as one, at its rows."""
-    steps = list(group.steps)
-    tail = []
-    while len(steps) > 1 and _light(steps[-1]):        # memory-only passes run after it
-        tail.insert(0, steps.pop())
-    read_later = read_later.union(*map(_reads, tail))  # ... and read what it wrote then
-    regions = [s for s in steps if type(s) is FusedRegion]
-    made = {v for s in steps for v in (s.defined | s.reduced if type(s) is FusedRegion
-                                       else s.eqn.outvars)}
-    rows_only = {(group.rows,), (group.rows, 1)}
-    chunked = (len(regions) >= 2
-               and _pays_for_threads(sum(math.prod(r.space) for r in regions),
-                                     [e for r in regions for e in r.eqns])
-               and not any(_pays_for_threads(math.prod(r.space), r.eqns) for r in regions)
-               and not any(v in made and v.aval.shape not in rows_only for v in read_later))
-    widest = max((math.prod(r.space[1:]) for r in regions), default=1)
-    step = max(1, _CHUNK_ELEMENTS // widest)
-    if not chunked or not em.parallel:
-        for s in steps:
-            totals = type(s) is FusedRegion and reductions_across_rows(s)
-            _emit_step(em, s, step if chunked and totals else None)
-        for s in tail:
+def _emit_block(em, block):
+    """A row block: with threaded chunks, one prange over chunks of rows, each member
+    running its part of a chunk in turn; otherwise its members in turn, as the schedule
+    chunked each. Its memory-only tail runs after it."""
+    if block.chunks is None:
+        for s in block.members + block.tail:
             _emit_step(em, s)
         return
-    rows = _space_source(em, regions[0])[0]
-    chunks = _Chunks(em, rows, step)
+    nests = [s for s in block.members if type(s) is Nest]
+    rows = _space_source(em, nests[0].region)[0]
+    chunks = _Chunks(em, rows, block.chunks.step)
     lines, indent = em.lines, em.indent
     where = _GroupLines(chunks, indent)
-    for s in steps:
-        if type(s) is FusedRegion:
+    for s in block.members:
+        if type(s) is Nest:
             _emit_region(em, s, where)
         else:
             where.switch(em, "before")          # a view of an array made before the loop
             _emit_library_step(em, s)
     em.lines, em.indent = lines, indent
     lines.extend(where.before)
-    em.uses_prange = True
     em.emit(f"for {chunks.chunk} in numba.prange({chunks.count}):")
     em.emit(f"    {chunks.lo} = {chunks.chunk} * {chunks.step}")
     em.emit(f"    {chunks.hi} = min({rows}, {chunks.lo} + {chunks.step})")
     lines.extend(where.body)
     lines.extend(where.after)
-    for s in tail:
+    for s in block.tail:
         _emit_step(em, s)
 
 
@@ -300,31 +217,23 @@ def _space_source(em, region):
     return [em.dim(d) for d in region.space]
 
 
-def _trailing_level(axes, rank):
-    """The loop depth a reduction over the trailing ``axes`` of the space starts at, or
-    None when it reduces other axes (then it accumulates into its output array)."""
-    k = len(axes)
-    return rank - k if k and tuple(axes) == tuple(range(rank - k, rank)) else None
-
-
-def _emit_region(em, region, group=None, chunk_step=None):
-    """The loop nest of ``region``; as a member of a row group, its part of a chunk of
-    rows, in the lines ``group`` (a ``_GroupLines``) says; with ``chunk_step``, cut into
-    chunks of that many rows whatever its size."""
-    nest = _LoopNest(em, region, group, chunk_step)
-    nest.declare_outputs()
-    nest.plan_split()
-    nest.open_chunks()
-    nest.open_loops()
-    nest.emit_body()
+def _emit_region(em, nest, group=None):
+    """The loop nest of ``nest``; as a member of a threaded row block, its part of a
+    chunk of rows, in the lines ``group`` (a ``_GroupLines``) says."""
+    lines = _LoopNest(em, nest, group)
+    lines.declare_outputs()
+    lines.declare_row_buffers()
+    lines.open_chunks()
+    lines.open_loops()
+    lines.emit_body()
     if nest.split:
-        nest.emit_accumulating_loop()
-    nest.close_loops()
-    if nest.par:
-        nest.combine_partials()
-    for v in region.materialize:
+        lines.emit_accumulating_loop()
+    lines.close_loops()
+    if lines.par:
+        lines.combine_partials()
+    for v in nest.region.materialize:
         if not v.aval.shape and v not in em.names:
-            em.names[v] = nest.loop_names[v]
+            em.names[v] = lines.loop_names[v]
 
 
 class _LoopNest:
@@ -332,10 +241,11 @@ class _LoopNest:
     of ``_emit_region`` run: outputs, the split of carried reductions, chunks, loops,
     body, accumulation, closing."""
 
-    def __init__(self, em, region, group, chunk_step):
+    def __init__(self, em, nest, group):
         if group is not None:
             group.switch(em, "before")
-        self.em, self.region, self.group = em, region, group
+        region = nest.region
+        self.em, self.nest, self.region, self.group = em, nest, region, group
         self.rank = len(region.space)
         self.dims = _space_source(em, region)
         self.idx = [f"i{k}" for k in range(self.rank)]
@@ -346,10 +256,12 @@ class _LoopNest:
         self.local = {}                 # reduction outvar -> (level, accumulator name)
         self.across = {}                # reduction across chunks -> its chunks' partials
         self.inits = [[] for _ in range(self.rank + 1)]
-        self.par = (group.chunks.member(em) if group is not None
-                    else _Chunks(em, self.dims[0], chunk_step) if chunk_step is not None
-                    else _chunking(em, region, self.dims))
-        self.parallel = group is not None or em.parallel and chunk_step is None
+        chunks = nest.chunks
+        self.par = (None if chunks is None else group.chunks.member(em) if nest.in_block
+                    else _Chunks(em, self.dims[0], chunks.step))
+        self.threaded = chunks is not None and chunks.threaded
+        self.split, self.carried = nest.split, nest.carried
+        self.loop_a = [e for e in region.eqns if e not in self.carried]
 
     def declare_outputs(self):
         """Arrays for materialized loop values, accumulators for reductions."""
@@ -360,7 +272,7 @@ class _LoopNest:
             if type(rule) is Reduction:
                 init = rule.init(v.aval.dtype)
                 name = em.define(v, "r")
-                level = _trailing_level(eqn.params["axes"], self.rank)
+                level = trailing_level(eqn.params["axes"], self.rank)
                 if not v.aval.shape:
                     em.emit(f"{name} = {init}")
                     if par:     # each chunk sums its part; the parts are combined in order
@@ -392,42 +304,28 @@ class _LoopNest:
                     em.allocate(em.define(v, "a"), v,
                                 f"({''.join(d + ', ' for d in dims)})")
 
-    def plan_split(self):
-        """A reduction whose accumulator is carried by the innermost loop (a row sum, a
-        full sum) keeps LLVM from vectorizing that loop without reassociating the sum.
-        With other work in the region, the innermost loop is split in two: one computes
-        the row into buffers (vectorizable: exp, tanh ...), one accumulates it in order."""
-        em, region, par, rank = self.em, self.region, self.par, self.rank
-        self.carried = [e for e in region.eqns if is_reduction(e)
-                        and (e.outvars[0] in self.local or not e.outvars[0].aval.shape)]
-        self.loop_a = [e for e in region.eqns if e not in self.carried]
-        exact_order_free = all(fusion(e).extreme for e in self.carried)
-        self.split = rank >= 1 and bool(self.carried) and (
-            bool(self.loop_a) or exact_order_free or any(row_helper(e) for e in self.carried))
+    def declare_row_buffers(self):
+        """The split's row buffers and pairwise-sum scratch, where the schedule put them:
+        in each prange chunk, before a loop body's loop, or here."""
+        em, nest, par, rank = self.em, self.nest, self.par, self.rank
         self.buffers = {}
         self.scratch = {}               # dtype -> pairwise_sum's scratch, allocated once
-        # a prange chunk allocates its own buffers; a serial chunk loop shares one set
-        private = par.arrays if par and self.parallel else None
-        # a 1-D parallel region computes its one row a chunk at a time
-        row_length = par.step if par and rank == 1 else self.dims[-1] if rank else None
-        # inside a loop, scratch is allocated once before it (the loop's hoisted lines)
-        hoist = not par and em.hoisted is not None and em.dims.writable(region.space[-1:])
-        if hoist and rank:
-            row_length = em.dim(region.space[-1])
-        scratch_lines = private if private is not None else em.hoisted if hoist else None
-        if not self.split:
+        if not nest.split:
             return
-        for e in self.carried:
-            x = e.invars[0]
-            if type(x) is Var and x in region.defined and x not in self.buffers:
+        # a 1-D chunked region computes its one row a chunk at a time
+        row_length = par.step if par and rank == 1 else self.dims[-1] if rank else None
+        if nest.scratch_at == "hoisted" and rank:
+            row_length = em.dim(nest.region.space[-1])
+        put = {"chunk": par.arrays.append if par else None,
+               "hoisted": em.hoisted.append if em.hoisted is not None else None,
+               "here": em.emit}[nest.scratch_at]
+        for kind, x in nest.scratch:
+            if kind == "row":
                 self.buffers[x] = em.fresh("row")
-                line = f"{self.buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})"
-                scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
-            dt = e.outvars[0].aval.dtype
-            if row_helper(e) == "sum" and dt not in self.scratch:
-                self.scratch[dt] = em.fresh("scratch")
-                line = f"{self.scratch[dt]} = {vreduce.scratch_source(ctor(dt))}"
-                scratch_lines.append(line) if scratch_lines is not None else em.emit(line)
+                put(f"{self.buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})")
+            else:
+                self.scratch[x] = em.fresh("scratch")
+                put(f"{self.scratch[x]} = {vreduce.scratch_source(ctor(x))}")
 
     def open_chunks(self):
         """The loop over chunks of rows (a prange in a parallel plan), or the row group's
@@ -437,8 +335,7 @@ class _LoopNest:
         if self.group is not None:
             self.group.switch(em, "body")
         elif par:
-            loop = "numba.prange" if self.parallel else "range"
-            em.uses_prange = em.uses_prange or self.parallel
+            loop = "numba.prange" if self.threaded else "range"
             em.emit(f"for {par.chunk} in {loop}({par.count}):")
             em.indent += 1
             em.emit(f"{par.lo} = {par.chunk} * {par.step}")
@@ -555,8 +452,7 @@ class _LoopNest:
         em, idx, dims = self.em, self.idx, self.dims
         if self.loop_a:
             em.indent -= 1
-        by_row = [e for e in self.carried
-                  if row_helper(e) and self.operand_row(e.invars[0])]
+        by_row = self.nest.by_row
         for eqn in by_row:
             acc, row = self.accumulator(eqn), self.operand_row(eqn.invars[0])
             if row_helper(eqn) == "sum":
@@ -566,7 +462,7 @@ class _LoopNest:
                 is_max = fusion(eqn).extreme == "max"
                 em.emit(f"{acc} = vreduce.row_extreme({row}, {acc}, {is_max})")
         rest = [e for e in self.carried if e not in by_row]
-        if rest and all(fusion(e).extreme for e in rest):
+        if self.nest.four_accumulators:
             _emit_unrolled_extremes(em, rest, self.accumulator, self.operand_at, self.reduce,
                                     idx[-1], dims[-1])
         elif rest:
@@ -621,22 +517,6 @@ class _LoopNest:
         em.emit(f"    {flat}[{j}] = {acc}")
 
 
-# A prange launch and its barrier cost a few us on OpenMP and a chunk should stay in
-# L1/L2, so chunks are ~8k elements and only regions that take well over 10 us alone are
-# chunked: 2^17 elements of arithmetic, or 2^15 when they call transcendental functions
-# (softmax cross-entropy's exp over 128 x 1000 went from 112 to 81-93 us on two threads,
-# where layer_norm's arithmetic over 128 x 768 ran slower on two than on one). The serial
-# variant of a plan chunks the same regions with range(): same partial sums, same bits.
-PARALLEL_MIN_ELEMENTS = 1 << 17
-PARALLEL_MIN_ELEMENTS_MATH = 1 << 15
-_CHUNK_ELEMENTS = 1 << 13
-
-
-def _pays_for_threads(elements, eqns):
-    return elements >= PARALLEL_MIN_ELEMENTS or (
-        elements >= PARALLEL_MIN_ELEMENTS_MATH and any(fusion(e).math for e in eqns))
-
-
 class _Chunks:
     """A large region's outermost loop cut into ``count`` chunks of ``step`` rows: chunk
     ``chunk`` runs rows ``lo:hi``. ``arrays`` are the buffers a prange chunk allocates for
@@ -659,24 +539,6 @@ class _Chunks:
         mine.row = em.fresh("row_in_chunk")
         mine.arrays, mine.inits, mine.partials = [], [], []
         return mine
-
-
-def _chunking(em, region, dims):
-    """The chunking of a large region (a prange loop in a plan's parallel variant, a range
-    loop in its serial one, so both compute the same bits), or None (a plain loop nest).
-
-    Chunks of the outermost axis are independent but for the reductions across that
-    axis, which each chunk computes into a partial of its own. A 1-D region is cut into
-    pieces of its only row, so its full reductions must be row helpers.
-    Only top-level regions qualify (a loop body runs many times; a prange there would
-    pay its launch every step)."""
-    space = region.space
-    if em.indent != 1 or not cuts_into_row_chunks(region):
-        return None
-    if not _pays_for_threads(math.prod(space), region.eqns):
-        return None
-    inner = int(np.prod(space[1:]))
-    return _Chunks(em, dims[0], max(1, _CHUNK_ELEMENTS // inner))
 
 
 def _emit_unrolled_extremes(em, carried, accumulator, operand_at, reduce, i, n):

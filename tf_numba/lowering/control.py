@@ -19,9 +19,9 @@ from ..core.primitive import register
 from ..ops import control
 from . import unrolled
 from .codegen import emit_program
-from .partition import FusedRegion, partition
 from ..kernel_vocab.rules import Library, is_elementwise, lowerable
 from ..kernel_vocab.scalar_exprs import ctor
+from .schedule import Call, Nest, schedule_body
 
 _INITIAL_TAPE = 16
 
@@ -90,7 +90,7 @@ class _Carries:
     def __init__(self, em, body, carry_vars, results, stays, in_rows=frozenset()):
         self.em, self.results = em, results
         self.in_place, self.moved = set(), {}    # moved: index -> (next, spare) or None
-        steps = partition(body)
+        steps = [s.region for s in em.call.bodies[body].steps if type(s) is Nest]
         for k, (v, r) in enumerate(zip(carry_vars, results)):
             if not v.aval.shape or r is v or r in stays or r in in_rows:
                 continue
@@ -154,7 +154,7 @@ def _accumulates(body, steps, c, r):
     only to compute element ``i`` of ``r``, before it is written: ``r`` may overwrite ``c``."""
     if c in body.outvars:
         return False
-    region = next((s for s in steps if type(s) is FusedRegion and r in s.defined), None)
+    region = next((s for s in steps if r in s.defined), None)
     if region is None or region.space != c.aval.shape:
         return False
     order = {e: k for k, e in enumerate(region.eqns)}
@@ -169,6 +169,7 @@ def _scan(em, ins, outs, eqn):
 
 
 def _emit_scan(em, ins, outs, eqn):
+    bodies = em.call.bodies
     p = eqn.params
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
@@ -210,7 +211,7 @@ def _emit_scan(em, ins, outs, eqn):
             rows[y] = em.destinations[y] = f"{buf}[{i}]"
             written.add(k)
     carries.aim(carry, rows)
-    emit_program(em, body)
+    emit_program(em, bodies[body])
     for k, y in enumerate(results[nk:]):
         if k in written and em.destinations.pop(y, None) is not None:
             written.discard(k)
@@ -228,6 +229,7 @@ def _while(em, ins, outs, eqn):
 
 
 def _emit_while(em, ins, outs, eqn):
+    bodies = em.call.bodies
     p = eqn.params
     cond, body = p["cond"], p["body"]
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
@@ -247,7 +249,7 @@ def _emit_while(em, ins, outs, eqn):
     em.emit("while True:")
     em.indent += 1
     _bind(em, cond.invars, list(cc) + carry)
-    emit_program(em, cond)
+    emit_program(em, bodies[cond])
     em.emit(f"if not {em.name(cond.outvars[0])}:")
     em.emit("    break")
     if record:
@@ -277,7 +279,7 @@ def _emit_while(em, ins, outs, eqn):
     for v in body.invars[nbc:]:
         unrolled.load_elements(em, v)
     carries.aim(carry, {})
-    emit_program(em, body)
+    emit_program(em, bodies[body])
     carries.end_iteration(carry)
     em.indent -= 1
     if record:
@@ -287,6 +289,7 @@ def _emit_while(em, ins, outs, eqn):
 
 
 def _cond(em, ins, outs, eqn):
+    bodies = em.call.bodies
     branches = eqn.params["branches"]
     index, operands = ins[0], list(ins[1:])
     which = em.fresh("branch")
@@ -297,7 +300,7 @@ def _cond(em, ins, outs, eqn):
             em.emit(f"{head} {which} == {k}:" if head != "else" else "else:")
             em.indent += 1
         _bind(em, b.invars, operands)
-        emit_program(em, b)
+        emit_program(em, bodies[b])
         _rebind(em, outs, [em.name(v) for v in b.outvars])
         if len(branches) > 1:
             em.indent -= 1
@@ -306,7 +309,7 @@ def _cond(em, ins, outs, eqn):
 def _checkpoint(em, ins, outs, eqn):
     body = eqn.params["body"]
     _bind(em, body.invars, ins)
-    emit_program(em, body)
+    emit_program(em, em.call.bodies[body])
     _rebind(em, outs, [em.name(v) for v in body.outvars])
 
 
@@ -324,9 +327,20 @@ def _all_lowerable(eqn):
     return all(lowerable(e) for prog in _sub_programs(eqn) for e in prog.eqns)
 
 
+def _decide(eqn, context):
+    """A loop's or branch's body programs, each scheduled where it runs: a loop's body
+    inside the loop (``in_loop``), a branch's where the branch is; only a ``checkpoint``
+    body and a one-branch ``cond`` stay at their caller's top level (no indentation)."""
+    one_level = eqn.prim is control.checkpoint_p or (
+        eqn.prim is control.cond_p and len(eqn.params["branches"]) == 1)
+    loop = eqn.prim in (control.scan_p, control.while_p)
+    inner = context.nested(top=context.top and one_level, in_loop=context.in_loop or loop)
+    return Call(eqn, bodies={prog: schedule_body(prog, inner) for prog in _sub_programs(eqn)})
+
+
 for _prim, _emit in ((control.scan_p, _scan), (control.while_p, _while),
                      (control.cond_p, _cond), (control.checkpoint_p, _checkpoint)):
-    register("lower", _prim, Library(_emit, supports=_all_lowerable))
+    register("lower", _prim, Library(_emit, supports=_all_lowerable, decide=_decide))
 
 
 def _copy(em, ins, outs, eqn):

@@ -10,12 +10,11 @@ from functools import partial
 
 from ..core import dtypes
 from ..core.primitive import register
-from ..ext import NUMPY_BLAS, SCIPY_BLAS
 from ..ops import contraction, indexing, layout, reductions, sorting, special, windows
-from . import loops, unrolled
-from .codegen import PARALLEL_MIN_ELEMENTS, consumable
+from . import loops, products, unrolled
 from ..kernel_vocab.rules import Library
 from ..kernel_vocab.scalar_exprs import ctor, literal
+from .schedule import PARALLEL_MIN_ELEMENTS, Call
 
 
 # numba takes seconds to type ``transpose(axes)`` and array-into-slice assignment the
@@ -218,8 +217,7 @@ def _dot_operand(em, src, aval, groups):
     whose axes are in neither order is copied.
     """
     batch, rows, cols = groups
-    identity = tuple(range(aval.ndim))
-    transposed = batch + rows + cols != identity and batch + cols + rows == identity
+    transposed = products.reads_transposed(aval.ndim, groups)
     if transposed:
         rows, cols = cols, rows
     sizes = ", ".join(" * ".join(f"{src}.shape[{i}]" for i in g) or "1"
@@ -231,15 +229,15 @@ def _dot_operand(em, src, aval, groups):
 
 
 def _dot_general(em, ins, outs, eqn):
-    form = _matvec_form(eqn)
-    if form is not None:
-        _matvec(em, ins, outs, eqn, *form)
+    """Print the product ``products.choose`` decided (``em.call.product``)."""
+    product = em.call.product
+    if product.form in ("dot", "matvec", "vecmat"):
+        _matvec(em, ins, outs, eqn, product.form)
         return
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     a, b = ins
     la, ra = eqn.invars[0].aval, eqn.invars[1].aval
-    into = "loops.gemm_into" if em.products_on_numpy else "loops.dot_into"
-    em.blas.add(NUMPY_BLAS if em.products_on_numpy else SCIPY_BLAS)
+    helper = f"loops.{product.helper}"
     if la.ndim == ra.ndim == 2 and len(lc) == 1 and not lb:
         # a matrix product reads its operands as they are, whatever their layout (a
         # LAPACK result is column-major): gemm_into and dot_into copy only what BLAS
@@ -247,7 +245,7 @@ def _dot_general(em, ins, outs, eqn):
         lt, rt = lc == (0,), rc == (1,)
         em.allocate(outs[0], eqn.outvars[0],
                     f"({_read(a, lt)}.shape[0], {_read(b, rt)}.shape[1])")
-        _product(em, into, (a, lt), (b, rt), outs[0], eqn)
+        _product(em, product, (a, lt), (b, rt), outs[0])
         return
     lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
     rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
@@ -264,25 +262,15 @@ def _dot_general(em, ins, outs, eqn):
         em.emit(f"{prod} = {outs[0]}.reshape(({lhs}.shape[0], {rows}, {cols}))")
     else:
         em.emit(f"{prod} = np.empty((1, {rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
-    if lb and _batched_matvec(eqn, lf, rf):
+    if product.form == "batched_matvec":
         _matvec_rows(em, prod, (lhs, lt), (rhs, rt), vector_on_right=not rf)
-    elif lb:
+    elif product.form == "batched":
         em.emit(f"for bi in range({lhs}.shape[0]):")
-        em.emit(f"    {into}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
+        em.emit(f"    {helper}({_matrix(lhs, lt, 'bi')}, {_matrix(rhs, rt, 'bi')}, {prod}[bi])")
     else:
-        if into == "loops.gemm_into" and _real_matrix_times_vector(eqn):
-            into = "loops.matvec_into"
-        _product(em, into, (f"{lhs}[0]", lt), (f"{rhs}[0]", rt), f"{prod}[0]", eqn)
+        _product(em, product, (f"{lhs}[0]", lt), (f"{rhs}[0]", rt), f"{prod}[0]")
     if not dims:
         em.emit(f"{outs[0]} = {prod}[0, 0, 0]")
-
-
-# In a plan's parallel variant a product of at least this many multiply-adds (~40 us of
-# one core's BLAS) runs across the threads (``loops.product_by_rows``,
-# ``product_by_depth``); one split by its contraction adds a partial output per chunk, so
-# only an output this small is.
-SPLIT_MIN_MACS = 1 << 21
-SPLIT_MAX_OUTPUT = 1 << 14
 
 
 def _read(name, transposed):
@@ -290,65 +278,21 @@ def _read(name, transposed):
     return f"{name}.T" if transposed else name
 
 
-def _product(em, into, lhs, rhs, out, eqn):
-    """``out = lhs @ rhs``, each operand a (stored matrix, transposed) pair. In a plan's
-    parallel variant a large product runs across the threads: by rows of ``out`` when
-    ``lhs`` is read as stored, else, for a small ``out``, by the contraction, each part
-    on NumPy's BLAS. A large one that is neither (or of unknown size, or on numba's
-    BLAS) stays one call on one thread and is recorded (``serial_products``): the plan
-    then runs serially with BLAS wide instead. A split product does not make the kernel
-    a parallel one: a plan whose only threaded work is its products runs them on BLAS as
-    wide as the engine, which does as well as the split."""
+def _product(em, product, lhs, rhs, out):
+    """``out = lhs @ rhs``, each operand a (stored matrix, transposed) pair, by the helper
+    ``product`` names: one BLAS call, or one shared out among threads by rows of ``out``
+    or by the contraction (``products``)."""
     (a, lt), (b, rt) = lhs, rhs
-    macs = _macs(eqn)
-    outputs = _size(eqn.outvars[0].aval.shape)
-    vector = into == "loops.matvec_into"
-    split = macs is not None and em.products_on_numpy     # (numba's BLAS: never split)
-    if not _across_threads(em) or (macs is not None and macs < SPLIT_MIN_MACS):
-        em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
-    elif split and not lt:
-        em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out}, {vector})")
-    elif split and not rt and outputs <= SPLIT_MAX_OUTPUT:
-        em.emit(f"loops.product_by_depth({a}, {b}, {out}, {vector})")
+    if product.helper == "product_by_rows":
+        em.emit(f"loops.product_by_rows({a}, {_read(b, rt)}, {out}, {product.vector})")
+    elif product.helper == "product_by_depth":
+        em.emit(f"loops.product_by_depth({a}, {b}, {out}, {product.vector})")
     else:
-        em.serial_products = True
-        em.emit(f"{into}({_read(a, lt)}, {_read(b, rt)}, {out})")
-
-
-def _size(shape):
-    return math.prod(shape) if all(type(d) is int for d in shape) else None
-
-
-def _macs(eqn):
-    """Multiply-adds of a product (None when a length is symbolic)."""
-    (lc, _), _ = eqn.params["dimension_numbers"]
-    out = _size(eqn.outvars[0].aval.shape)
-    depth = _size(tuple(eqn.invars[0].aval.shape[i] for i in lc))
-    return None if out is None or depth is None else out * depth
-
-
-def _across_threads(em):
-    """May this step share itself out among threads (a ``loops`` helper with a prange):
-    at a parallel variant's top level (a loop body runs many times; a prange there would
-    pay its launch every step)."""
-    return em.parallel and em.indent == 1 and em.hoisted is None
+        em.emit(f"loops.{product.helper}({_read(a, lt)}, {_read(b, rt)}, {out})")
 
 
 def _matrix(name, transposed, b):
     return f"{name}[{b}].T" if transposed else f"{name}[{b}]"
-
-
-def _batched_matvec(eqn, lf, rf):
-    """A batch of matrix-vector products, each matrix small enough for ``loops``: a loop
-    reads each matrix once at memory speed, where a gemv call per batch costs more than
-    its work. Sizes must be concrete, as for ``_matvec_form``."""
-    (lc, _), _ = eqn.params["dimension_numbers"]
-    shapes = [v.aval.shape for v in eqn.invars]
-    if (lf and rf) or not all(type(d) is int for s in shapes for d in s):
-        return False
-    matrix, free = (0, lf) if not rf else (1, rf)
-    size = math.prod(shapes[0][i] for i in lc) * math.prod(shapes[matrix][i] for i in free)
-    return size <= loops.MATVEC_MAX_ELEMENTS
 
 
 def _matvec_rows(em, prod, lhs, rhs, vector_on_right):
@@ -366,39 +310,14 @@ def _matvec_rows(em, prod, lhs, rhs, vector_on_right):
         em.emit(f"    loops.vecmat({vec}[bi], {matrix}[bi], {out}[bi])")
 
 
-def _matvec_form(eqn):
-    """``(m, axis)`` when the contraction is matrix operand ``m`` (contracted on ``axis``)
-    times a vector, ``(None, None)`` when it is vector times vector, small enough to run
-    as loops (``loops.matvec``, ``loops.vecmat``, ``loops.dot``) rather than BLAS; else
-    None. The sizes must be concrete: another size gets other source."""
-    (lc, rc), (lb, _) = eqn.params["dimension_numbers"]
-    shapes = [v.aval.shape for v in eqn.invars]
-    if lb or len(lc) != 1 or not all(type(d) is int for s in shapes for d in s):
-        return None
-    ranks = [len(s) for s in shapes]
-    if ranks == [1, 1]:
-        return None, None
-    for m, contracted in ((0, lc), (1, rc)):
-        if (ranks[m] == 2 and ranks[1 - m] == 1
-                and shapes[m][0] * shapes[m][1] <= loops.MATVEC_MAX_ELEMENTS):
-            return m, contracted[0]
-    return None
-
-
-def _real_matrix_times_vector(eqn):
-    """Is ``eqn`` a real matrix times a 1-D vector (NumPy's matmul: gemv)?"""
-    ranks = sorted(len(v.aval.shape) for v in eqn.invars)
-    dt = eqn.outvars[0].aval.dtype
-    return ranks == [1, 2] and dtypes.is_inexact(dt) and not dtypes.is_complex(dt)
-
-
-def _matvec(em, ins, outs, eqn, m, axis):
-    if m is None:
+def _matvec(em, ins, outs, eqn, form):
+    if form == "dot":
         em.emit(f"{outs[0]} = loops.dot({ins[0]}, {ins[1]})")
         return
+    m, axis = products.matvec_form(eqn)
     matrix, vector = ins[m], ins[1 - m]
     em.allocate(outs[0], eqn.outvars[0], f"({matrix}.shape[{1 - axis}],)")
-    if axis == 1:
+    if form == "matvec":
         em.emit(f"loops.matvec({matrix}, {vector}, {outs[0]})")
     else:
         em.emit(f"loops.vecmat({vector}, {matrix}, {outs[0]})")
@@ -486,7 +405,7 @@ def _scatter(em, ins, outs, eqn, code):
             f"{table}.shape[1]))")
     result = em.fresh("scattered")
     # the operand's last use: combine into it rather than into a copy of it
-    inplace = consumable(em, eqn.invars[0])
+    inplace = em.call.overwrites
     em.emit(f"{result} = loops.scatter_rows({table}, {rows}, {updates}, "
             f"loops.{code}, {inplace})")
     _unrows(em, outs[0], result, f"{x}.shape", perm)
@@ -589,13 +508,16 @@ def _patches_transpose(em, ins, outs, eqn):
 
 
 def _window_loop(em, eqn, name):
-    """The loop of a window step: ``<name>_by_examples`` (shared out among threads) in a
-    parallel variant when the step is large, else ``<name>_into``."""
-    large = _size(eqn.outvars[0].aval.shape) >= PARALLEL_MIN_ELEMENTS
-    if not (large and _across_threads(em)):
-        return f"{name}_into"
-    em.threaded_calls = True
-    return f"{name}_by_examples"
+    """The loop of a window step: ``<name>_by_examples`` when the schedule shares it out
+    among threads (``_decide_window``), else ``<name>_into``."""
+    return f"{name}_by_examples" if em.call.threaded else f"{name}_into"
+
+
+def _decide_window(eqn, context, blas=None):
+    """A window step runs across threads in a parallel variant when it is large."""
+    shape = eqn.outvars[0].aval.shape
+    large = all(type(d) is int for d in shape) and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
+    return Call(eqn, threaded=large and context.threads, blas=blas)
 
 
 def _product_patches_transpose(em, ins, outs, eqn):
@@ -609,7 +531,6 @@ def _product_patches_transpose(em, ins, outs, eqn):
     em.emit(f"{rows} = np.ascontiguousarray({g})")
     em.emit(f"{kernel} = np.ascontiguousarray({w}).reshape(({w}.shape[0] * {w}.shape[1], "
             f"{w}.shape[2])).T")
-    em.blas.add(NUMPY_BLAS)         # loops.gemm_into, whichever BLAS the products use
     loop = _window_loop(em, eqn, "product_patches_transpose")
     em.emit(f"loops.{loop}({_unit_axis(rows, one)}, {kernel}, {_unit_axis(outs[0], one)}, "
             f"{_window_frame(eqn)})")
@@ -628,20 +549,30 @@ def _sort_supported(eqn):
     return len({a.dtype for a in keys}) == 1
 
 
+def _pads_in_place(eqn):
+    """A pad with no negative widths is written into an array of its own (``_pad_into``)."""
+    return all(lo >= 0 and hi >= 0 for lo, hi, _ in eqn.params["padding_config"])
+
+
+def _fills(eqn):
+    """A reshape of a scalar fills an array of its own."""
+    return not eqn.invars[0].aval.shape
+
+
 def _real_operand(eqn):
     return not dtypes.is_complex(eqn.invars[0].aval.dtype)
 
 
 for _prim, _lowering in (
-        (layout.reshape_p, Library(_reshape)),
+        (layout.reshape_p, Library(_reshape, allocates=_fills)),
         (layout.transpose_p, Library(_transpose)),
         (layout.rev_p, Library(_rev)),
         (layout.slice_p, Library(_slice)),
-        (layout.pad_p, Library(_pad)),
-        (layout.concatenate_p, Library(_concatenate)),
+        (layout.pad_p, Library(_pad, allocates=_pads_in_place)),
+        (layout.concatenate_p, Library(_concatenate, allocates=lambda eqn: True)),
         (layout.dim_size_p, Library(_dim_size)),
         (contraction.dot_general_p, Library(_dot_general, supports=_blas_dtype,
-                                            writes_fresh=True,
+                                            writes_fresh=True, decide=products.decide,
                                             index_map=contraction.OUTER_PRODUCT)),
         (reductions.argmax_p, Library(partial(_argextreme, is_max=True), supports=_real_operand)),
         (reductions.argmin_p, Library(partial(_argextreme, is_max=False), supports=_real_operand)),
@@ -658,10 +589,11 @@ for _prim, _lowering in (
         (indexing.dynamic_update_slice_p, Library(_dynamic_update_slice)),
         (sorting.sort_p, Library(_sort, supports=_sort_supported)),
         (special.erf_inv_p, Library(_erf_inv, writes_fresh=True)),
-        (windows.patches_p, Library(_patches, supports=_plane_window, writes_fresh=True)),
+        (windows.patches_p, Library(_patches, supports=_plane_window, writes_fresh=True,
+                                    decide=_decide_window)),
         (windows.patches_transpose_p, Library(_patches_transpose, supports=_plane_window,
-                                              writes_fresh=True)),
-        (windows.product_patches_transpose_p, Library(_product_patches_transpose,
-                                                      supports=_plane_window,
-                                                      writes_fresh=True))):
+                                              writes_fresh=True, decide=_decide_window)),
+        (windows.product_patches_transpose_p, Library(
+            _product_patches_transpose, supports=_plane_window, writes_fresh=True,
+            decide=partial(_decide_window, blas=products.WINDOW_PRODUCT_BLAS)))):
     register("lower", _prim, _lowering)

@@ -30,7 +30,8 @@ from ..transforms.lowering_rewrites import prepare_for_lowering
 from ..transforms.simplify import dead_code_elimination
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
-from . import blas_threads, numpy_blas
+from . import blas_threads
+from .products import products_on_numpy
 from .compile_log import LOGGER
 from .compile_service import SERVICE
 from .kernel_cache import KERNELS, NUMBA_IMPORTS
@@ -86,7 +87,7 @@ class Plan:
                 continue
             self.segments.append(CompiledSegment(
                 segment_program(program, groups, g, after, consts), kernel_cache, parallel,
-                products_on_numpy=SCIPY_BLAS not in lapack and numpy_blas.AVAILABLE))
+                products_on_numpy=products_on_numpy(lapack)))
         kernels = [seg for seg in self.segments if type(seg) is CompiledSegment]
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (widths)
@@ -472,16 +473,28 @@ class Plan:
         return _as_arrays([_read(env, v) for v in self.program.outvars], self._shared)
 
     def as_text(self):
-        parts = [f"program ({len(self.program.eqns)} equations):", str(self.program), ""]
+        """The program, its schedule and the generated source, each a section of its own
+        (``docs/schedule.md`` explains how to read them)."""
+        program = [f"== program: {len(self.program.eqns)} equations ==", str(self.program)]
+        schedule = [f"== schedule: {len(self.segments)} segments, "
+                    f"{'parallel' if self.parallel else 'serial'} variant =="]
+        source = ["== source =="]
         for k, seg in enumerate(self.segments):
             if type(seg) is InterpretedStep:
-                parts.append(f"# segment {k}: NumPy step for {seg.eqn.prim.name} "
-                             "(no compiled lowering for these operands)")
-            else:
-                parts.append(f"# segment {k}: kernel {seg.kernel.key} "
-                             f"({', '.join(map(repr, seg.steps))})")
-                parts.append(seg.source)
-        return "\n".join(parts)
+                schedule.append(f"segment {k}: NumPy step {seg.eqn.prim.name} "
+                                "(no compiled lowering for these operands)")
+                continue
+            sched = seg.schedule
+            facts = [("threaded", sched.threaded), ("threaded helpers", sched.threaded_calls),
+                     ("workspace", sched.uses_workspace)]
+            said = ", ".join(name for name, holds in facts if holds)
+            blas = ", ".join(sorted(sched.blas))
+            schedule.append(f"segment {k}: kernel {seg.kernel.key}"
+                            + (f" ({said})" if said else "") + (f"; BLAS: {blas}" if blas else ""))
+            schedule.append(sched.as_text("  "))
+            source.append(f"# segment {k}: kernel {seg.kernel.key}")
+            source.append(seg.source)
+        return "\n".join(program + [""] + schedule + [""] + source)
 
 
 def _all_done(jobs):

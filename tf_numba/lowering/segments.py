@@ -27,10 +27,11 @@ class CompiledSegment:
     def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True):
         self.program = program
         generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy)
-        self.source, self.steps = generated.source, generated.steps
-        self.parallel = generated.parallel or generated.threaded_calls  # runs wide
-        self.blas, self.serial_products = generated.blas, generated.serial_products
-        self.kernel = kernel_cache.get(self.source, parallel=generated.parallel)
+        self.source, self.schedule = generated.source, generated.schedule
+        sched = generated.schedule
+        self.parallel = sched.threaded or sched.threaded_calls     # runs wide
+        self.blas, self.serial_products = sched.blas, sched.serial_products
+        self.kernel = kernel_cache.get(self.source, parallel=sched.threaded)
         self.cache = kernel_cache
         self.const_values = [c for _, c in program.consts]
         self.scalar_in = [(i, v.aval.dtype.type) for i, v in enumerate(program.invars)
@@ -39,7 +40,7 @@ class CompiledSegment:
                            if not v.aval.shape]
         self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
         # the kernel takes its private intermediates from a workspace (its last parameter)
-        self.workspaces = Workspaces() if generated.workspace else None
+        self.workspaces = Workspaces() if sched.uses_workspace else None
         # nothing to convert on the way in or out: call the kernel directly
         self.plain = not (self.scalar_in or self.const_values or self.scalar_out
                           or self.workspaces is not None)

@@ -13,7 +13,7 @@ import math
 
 from ..core.ir import Literal
 from ..ops import layout
-from ..kernel_vocab.rules import fusion, is_elementwise
+from ..kernel_vocab.rules import fusion
 from ..kernel_vocab.scalar_exprs import literal
 
 MAX_ELEMENTS = 16
@@ -66,12 +66,8 @@ def store_elements(em, target, v, names):
 
 
 def emit_region(em, region):
-    """Write ``region`` element by element if it is tiny, inside a loop (where its cost
-    repeats) and made only of elementwise ops and broadcasts; returns whether it did."""
-    if em.hoisted is None or not tiny(region.space):
-        return False
-    if not all(e.prim is layout.broadcast_in_dim_p or is_elementwise(e) for e in region.eqns):
-        return False
+    """Write ``region`` element by element (the schedule chose it: a tiny region of
+    elementwise ops and broadcasts inside a loop, where its cost repeats)."""
     local = {}
     for eqn in region.eqns:
         v = eqn.outvars[0]
@@ -92,7 +88,6 @@ def emit_region(em, region):
                 store_elements(em, array, v, names)
             else:
                 em.names[v] = names[0]
-    return True
 
 
 def _broadcast_element(em, eqn, position, local):

@@ -92,7 +92,7 @@ def hoist_step_independent_work(program):
     # a stack the kernel's workspace cannot hold (a loop output may be a view of it, and
     # reach the program's outputs) is a fresh allocation per call: its page faults cost
     # more than the products saved (an RNN gradient: 2.25 -> 2.45 ms)
-    from ..lowering.codegen import private_values   # (what the kernel's workspace holds)
+    from ..lowering.schedule import private_values   # (what the kernel's workspace holds)
     private = private_values(rewrite(rewrites))
     keep = {k for k, (_, _, stacks) in rewrites.items() if all(v in private for v in stacks)}
     return rewrite(keep) if keep else program
