@@ -2,14 +2,16 @@
 loops, row sums, unrolled max/min, prange chunks and row groups, outer products, iota from
 the loop index) and that each computes NumPy's result."""
 import itertools
-import re
 
 import numpy as np
 import pytest
 from jit_checks import assert_ulp_close, child_env, compiled, run_child
+from schedule_checks import blocks, calls, helpers, nests, products, threaded
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
+from tf_numba.lowering.rules import fusion
+from tf_numba.lowering.schedule import Nest
 
 RNG = np.random.default_rng(0)
 
@@ -82,8 +84,7 @@ def test_length_one_contractions_fuse_as_outer_products_in_any_layout():
     for got, ref in zip(f(col, row, batch_a, batch_b), want):
         assert got.dtype == ref.dtype
         assert_ulp_close(got, ref, ulps=2)
-    source = f.lower(col, row, batch_a, batch_b).as_text()
-    assert "gemm_into" not in source and "dot_into" not in source
+    assert not products(f, col, row, batch_a, batch_b)     # fused: no product call
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -122,7 +123,9 @@ def test_large_regions_run_as_prange_chunks_with_the_engines_width():
     for threads in (1, 2):
         fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
         # one thread runs chunked range() loops, two the prange variant: same bits
-        assert ("numba.prange(" in fj.lower(x, m).as_text()) == (threads > 1)
+        assert threaded(fj, x, m) == (threads > 1)
+        chunked = [n for n in nests(fj, x, m) if n.chunks is not None]
+        assert chunked and all(n.chunks.threaded == (threads > 1) for n in chunked)
         results.append(fj(x, m))
     e = np.exp(np.sin(x) * x)
     want = (np.sum(e), np.sum(e, axis=-1), np.max(x, axis=-1), e * 2.0, np.sum(m * m),
@@ -150,9 +153,12 @@ def test_row_aligned_regions_run_as_one_prange_with_the_same_bits_on_any_width()
 
     one = tf.jit(loss, tiered=False)
     two = tf.jit(loss, tiered=False, engine=CpuEngine(threads=2))
-    text = two.lower(x, scale, bias, dy).as_text()
-    assert "RowGroup(rows=128" in text and text.count("numba.prange(") == 1
-    assert "numba.prange(" not in one.lower(x, scale, bias, dy).as_text()
+    (block,) = blocks(two, x, scale, bias, dy)
+    assert block.group.rows == 128 and block.chunks.threaded
+    assert all(n.chunks is block.chunks for n in block.members if type(n) is Nest)
+    assert not any(n.chunks is not None for n in nests(two, x, scale, bias, dy)
+                   if not n.in_block)       # the block's prange is the kernel's only one
+    assert not threaded(one, x, scale, bias, dy)
     got = two(x, scale, bias, dy)
     assert got == one(x, scale, bias, dy)           # bit for bit
     xc = x - x.mean(axis=1, keepdims=True)
@@ -174,12 +180,13 @@ def test_a_row_group_whose_array_a_later_pass_reads_stays_plain_regions():
         return tnp.sum(y * y, axis=0)
 
     f = tf.jit(column_energy, tiered=False, engine=CpuEngine(threads=2))
-    assert "numba.prange(" not in f.lower(x, scale, bias).as_text()
+    assert not threaded(f, x, scale, bias)
     # a memory-only pass at the group's end runs after it, and counts as a later reader
     scaled = tf.jit(lambda x, s, b: tnp.reshape(_layer_norm(x, s, b), (128, 24, 32)) * 2.0,
                     tiered=False, engine=CpuEngine(threads=2))
-    text = scaled.lower(x, scale, bias).as_text()
-    assert "RowGroup(rows=128" in text and "numba.prange(" not in text
+    (block,) = blocks(scaled, x, scale, bias)
+    assert block.group.rows == 128 and block.chunks is None and block.tail
+    assert not threaded(scaled, x, scale, bias)
     xc = x - x.mean(axis=1, keepdims=True)
     y = xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5) * scale + bias
     np.testing.assert_allclose(f(x, scale, bias), np.sum(y * y, axis=0), rtol=1e-12)
@@ -202,7 +209,10 @@ def test_reductions_across_the_chunked_axis_combine_chunk_partials_in_order():
     results = []
     for threads in (1, 2):
         fj = tf.jit(f, tiered=False, engine=CpuEngine(threads=threads))
-        assert ("numba.prange(" in fj.lower(x).as_text()) == (threads > 1)
+        assert threaded(fj, x) == (threads > 1)
+        big = [n for n in nests(fj, x) if n.region.space == x.shape]
+        assert big and all(n.chunks is not None and n.chunks.threaded == (threads > 1)
+                           for n in big)
         results.append(fj(x))
     for one, two in zip(*results):
         np.testing.assert_array_equal(one, two)
@@ -220,10 +230,9 @@ def test_iota_is_computed_from_the_loop_index_inside_fused_loops():
             np.sum(np.arange(37)[:, None] * x, axis=0))
     for got, ref in zip(f(x), want):
         np.testing.assert_allclose(got, ref, rtol=1e-12)
-    source = f.lower(x).as_text()
-    kernels = source[source.index("def kernel"):]
-    # (the library step for iota wrote index arrays: ``v2[j3, j4] = j3``)
-    assert not re.search(r"\] = j\d+$", kernels, re.M), kernels
+    # iota fuses into the nests that read it: no library step writes an index array
+    assert not [r for r in calls(f, x) if r.eqn.prim.name == "iota"]
+    assert any(e.prim.name == "iota" for n in nests(f, x) for e in n.region.eqns)
 
 
 def test_int32_bitwise_results_stay_int32_in_fused_loops():
@@ -235,9 +244,12 @@ def test_int32_bitwise_results_stay_int32_in_fused_loops():
     got = f(a, b)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, ((a ^ b) | (a & 12345)) + a)
-    kernels = f.lower(a, b).as_text()
-    for op in "^|&":
-        assert re.search(rf"np\.int32\(\(\S+ \{op} \S+\)\)", kernels), kernels
+    # each bitwise op's scalar expression casts back to its dtype
+    (nest,) = nests(f, a, b)
+    bitwise = [e for e in nest.region.eqns if e.prim.name in ("xor", "or", "and")]
+    assert len(bitwise) == 3
+    for e in bitwise:
+        assert fusion(e).expression(e, ["x", "y"]).startswith("np.int32("), e
 
 
 @pytest.mark.parametrize("perm", list(itertools.permutations(range(3))))
@@ -272,12 +284,11 @@ def test_a_parallel_variant_shares_large_products_and_windows_out_among_threads(
     step = tf.grad(loss, argnums=(0, 1))
     two = tf.jit(step, tiered=False, engine=CpuEngine(threads=2))
     plan = two.lower(w, x).plan
-    text = plan.variant_for(2).as_text()
     assert plan.variant_for(2) is not plan
-    for helper in ("product_by_rows", "product_by_depth", "patches_by_examples",
-                   "product_patches_transpose_by_examples"):
-        assert f"loops.{helper}(" in text
-    assert "by_" not in plan.as_text()
+    assert {"product_by_rows", "product_by_depth", "patches threaded",
+            "product_patches_transpose threaded"} <= helpers(two, w, x)
+    assert not {h for h in helpers(tf.jit(step, tiered=False), w, x)
+                if "by_" in h or "threaded" in h}
     # against the interpreter, whose products are NumPy's BLAS unsplit and whose col2im
     # sums in the compiled loop's order (a serial kernel to compare with costs a compile)
     (w1, x1), (w2, x2) = step(w, x), two(w, x)

@@ -11,9 +11,12 @@ import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import lax
 from tf_numba.errors import ShapeError, TfNumbaError
+from tf_numba.lowering.schedule import Call
 from tf_numba.transforms import ad
 
 from ad_checks import assert_close, check_grads
+import schedule_checks
+from schedule_checks import schedules
 
 RNG = np.random.default_rng(0)
 W = RNG.normal(size=(4, 4)) * 0.5
@@ -452,11 +455,11 @@ def test_jit_small_matrix_vector_products_as_loops(dtype):
         for got, want in zip(f(a, b, x, y), products(a, b, x, y)):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
-        text = f.lower(a, b, x, y).as_text()
-        assert "gemm_into" not in text and "matvec_into" not in text
+        assert all(p.blas is None for p in schedule_checks.products(f, a, b, x, y))
     big = rng.normal(size=(200, 100)).astype(dtype)     # BLAS (real: gemv, as NumPy's matmul)
     blas = "gemm_into" if np.dtype(dtype).kind == "c" else "matvec_into"
-    assert blas in tf.jit(lambda a, x: a @ x).lower(big, big[0]).as_text()
+    made = schedule_checks.products(tf.jit(lambda a, x: a @ x), big, big[0])
+    assert [p.helper for p in made] == [blas]
 
 
 def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
@@ -567,6 +570,13 @@ def _numpy_rnn(W, U, b, h0, xs, reverse=False):
     return h, np.array(hs[::-1] if reverse else hs)
 
 
+def _loop_products(sched):
+    """The helpers of the products inside the kernel's scan body."""
+    (scan,) = [c for c in sched.steps if type(c) is Call and c.eqn.prim.name == "scan"]
+    return [c.product.helper for body in scan.bodies.values() for c in body.calls()
+            if c.product is not None]
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse):
     """U @ x_t needs no carry: under jit it runs as one matrix product over all steps
@@ -580,11 +590,10 @@ def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse
         return tnp.sum(h) + tnp.sum(ys * ys)
 
     jf = tf.jit(f, tiered=False)
-    text = jf.lower(W, U, b, h0, xs).as_text()
-    kernel = text[text.index("def kernel"):]
-    loop = kernel[kernel.index("for it"):]
-    assert "gemm_into" in kernel[:kernel.index("for it")]       # the product over steps
-    assert loop.count("matvec(") == 1                             # W @ h only
+    (sched,) = schedules(jf, W, U, b, h0, xs)
+    before = [c.product.helper for c in sched.steps if type(c) is Call and c.product]
+    assert before == ["gemm_into"]                                # the product over steps
+    assert _loop_products(sched) == ["matvec"]                    # W @ h only
     h, ys = _numpy_rnn(W, U, b, h0, xs, reverse)
     assert_close(jf(W, U, b, h0, xs), np.sum(h) + np.sum(ys * ys), "vs NumPy", rtol=1e-12)
     assert_close(jf(W, U, b, h0, xs), f(W, U, b, h0, xs), "vs un-jitted", rtol=1e-12)
@@ -603,12 +612,12 @@ def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypat
 
     def elementwise(h0, xs):
         return lax.scan(lambda h, x: (tnp.tanh(h + tnp.sum(tnp.sin(x))), h), h0, xs)[1]
-    text = tf.jit(elementwise, tiered=False).lower(h0, xs).as_text()
-    assert "gemm_into" not in text and "for it" in text
+    (sched,) = schedules(tf.jit(elementwise, tiered=False), h0, xs)
+    assert not [c for c in sched.calls() if c.product] and _loop_products(sched) == []
+    assert [c.eqn.prim.name for c in sched.steps if type(c) is Call] == ["scan"]
     monkeypatch.setattr(lowering_rewrites, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
-    text = tf.jit(lambda *a: _rnn(*a)[0], tiered=False).lower(W, U, b, h0, xs).as_text()
-    loop = text[text.index("for it"):]
-    assert loop.count("matvec(") == 2
+    (sched,) = schedules(tf.jit(lambda *a: _rnn(*a)[0], tiered=False), W, U, b, h0, xs)
+    assert _loop_products(sched) == ["matvec", "matvec"]
 
 
 def test_jit_scan_whose_step_work_cannot_be_batched_keeps_it_in_the_loop(monkeypatch):
@@ -620,6 +629,6 @@ def test_jit_scan_whose_step_work_cannot_be_batched_keeps_it_in_the_loop(monkeyp
     product = next(p for p in RULES["batch"] if p.name == "dot_general")
     monkeypatch.delitem(RULES["batch"], product)
     f = tf.jit(lambda *a: _rnn(*a)[0], tiered=False)
-    loop = f.lower(W, U, b, h0, xs).as_text()
-    assert loop[loop.index("for it"):].count("matvec(") == 2
+    (sched,) = schedules(f, W, U, b, h0, xs)
+    assert _loop_products(sched) == ["matvec", "matvec"]
     assert_close(f(W, U, b, h0, xs), _numpy_rnn(W, U, b, h0, xs)[0], "vs NumPy", rtol=1e-12)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from jit_checks import assert_ulp_close, compiled
+from schedule_checks import threaded
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
@@ -29,7 +30,7 @@ def test_a_wide_run_sets_numbas_thread_count_and_restores_the_callers():
         swap(1)
         x = RNG.normal(size=PARALLEL_MIN_ELEMENTS + 7)
         f = tf.jit(lambda x: tnp.exp(x) * 2.0, tiered=False, engine=CpuEngine(threads=2))
-        assert "numba.prange(" in f.lower(x).as_text()
+        assert threaded(f, x)
         for _ in range(3):          # the general path, then the fast path
             assert_ulp_close(f(x), np.exp(x) * 2.0, ulps=2)
             assert numba.get_num_threads() == 1
@@ -101,14 +102,14 @@ def test_a_plan_keeps_its_products_on_the_blas_its_lapack_runs_on():
         w, v = tnp.linalg.eigh(a)
         return (v * w) @ v.T @ a                 # two 2^21 multiply-add products
 
-    def sources(plan):
-        return [seg.source for seg in plan.segments if hasattr(seg, "source")]
+    def helpers(plan):
+        return {c.product.helper for s in plan.schedules for c in s.calls()
+                if c.product is not None}
 
     plan = compiled(f).lower(sym).compile().plan
     assert plan.blas_use == (False, True, "numpy")
     assert plan.blas == blas_threads.setters(False, True)
-    assert any("loops.gemm_into(" in s for s in sources(plan))
-    assert not any("dot_into(" in s for s in sources(plan))
+    assert "gemm_into" in helpers(plan) and "dot_into" not in helpers(plan)
     w, v = np.linalg.eigh(sym)
     np.testing.assert_array_equal(compiled(lambda a: tnp.linalg.eigh(a))(sym)[1], v)
     np.testing.assert_allclose(compiled(f)(sym), (v * w) @ v.T @ sym, rtol=1e-9, atol=1e-9)
@@ -121,8 +122,7 @@ def test_a_plan_keeps_its_products_on_the_blas_its_lapack_runs_on():
     plan = compiled(g).lower(small, big).compile().plan
     assert plan.blas_use == (True, False, "scipy")
     assert plan.blas == blas_threads.setters(True, False)
-    assert any("loops.dot_into(" in s for s in sources(plan))
-    assert not any("gemm_into(" in s for s in sources(plan))
+    assert "dot_into" in helpers(plan) and "gemm_into" not in helpers(plan)
     x = scipy.linalg.expm(small)
     np.testing.assert_allclose(compiled(g)(small, big), x @ x.T @ big, rtol=1e-9, atol=1e-9)
     # without LAPACK in the plan the same products run on NumPy's BLAS
@@ -140,5 +140,7 @@ def test_without_numpys_cblas_products_stay_on_numbas_blas(monkeypatch):
     program = tf.jit(lambda a, b: a @ b).lower(a, b).program
     plan = Plan(program, tiered=False)
     assert plan.blas_use == (True, False, None)
-    assert "loops.dot_into(" in plan.as_text() and "gemm_into" not in plan.as_text()
+    (sched,) = plan.schedules
+    assert [c.product.helper for c in sched.calls()] == ["dot_into"]
+    assert sched.blas == {"scipy"}
     np.testing.assert_allclose(plan.run([a, b])[0], a @ b, rtol=1e-12)

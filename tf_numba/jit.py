@@ -31,7 +31,15 @@ class Specialization:
         self.threads = threads
 
     def as_text(self):
+        """The program, the schedule of each kernel and the generated source."""
         return self.plan.variant_for(self.threads).as_text()
+
+    @property
+    def schedules(self):
+        """The ``lowering.schedule.Schedule`` of each kernel of the plan this
+        specialization runs with its engine's threads (NumPy steps between kernels have
+        none)."""
+        return self.plan.variant_for(self.threads).schedules
 
     def compile(self, *args):
         """Block until this specialization runs compiled (tiered plans compile in the

@@ -472,6 +472,11 @@ class Plan:
                 env.update(zip(sub.outvars, outs))
         return _as_arrays([_read(env, v) for v in self.program.outvars], self._shared)
 
+    @property
+    def schedules(self):
+        """The schedule of each compiled segment, in order."""
+        return [seg.schedule for seg in self.segments if type(seg) is CompiledSegment]
+
     def as_text(self):
         """The program, its schedule and the generated source, each a section of its own
         (``docs/schedule.md`` explains how to read them)."""
@@ -481,7 +486,7 @@ class Plan:
         source = ["== source =="]
         for k, seg in enumerate(self.segments):
             if type(seg) is InterpretedStep:
-                schedule.append(f"segment {k}: NumPy step {seg.eqn.prim.name} "
+                schedule.append(f"segment {k}: NumPy step for {seg.eqn.prim.name} "
                                 "(no compiled lowering for these operands)")
                 continue
             sched = seg.schedule

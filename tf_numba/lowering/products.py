@@ -36,17 +36,22 @@ class Product:
     ``loops`` function called (per batch for the batched forms). ``blas``: the library it
     calls, if any. ``serial``: a large product left on one thread in a parallel kernel
     (the plan then runs serially, BLAS wide). ``vector``: a matrix times a vector (gemv),
-    which a helper shared out among threads is told."""
-    __slots__ = ("form", "helper", "blas", "serial", "vector")
+    which a helper shared out among threads is told. ``transposed``: per operand, BLAS
+    reads it through a transpose; ``copied``: per operand, its axes are in neither order
+    and it is copied first."""
+    __slots__ = ("form", "helper", "blas", "serial", "vector", "transposed", "copied")
 
-    def __init__(self, form, helper, blas=None, serial=False, vector=False):
+    def __init__(self, form, helper, blas=None, serial=False, vector=False,
+                 transposed=(False, False), copied=(False, False)):
         self.form, self.helper, self.blas, self.serial = form, helper, blas, serial
-        self.vector = vector
+        self.vector, self.transposed, self.copied = vector, transposed, copied
 
     def __repr__(self):
         on = f" on {self.blas}" if self.blas else ""
-        return (f"product {self.form} by loops.{self.helper}{on}"
-                + (" (one thread in a parallel kernel)" if self.serial else ""))
+        reads = [f"{side} {'copied' if c else 'transposed' if t else 'as stored'}"
+                 for side, t, c in zip(("lhs", "rhs"), self.transposed, self.copied)]
+        return (f"product {self.form} by loops.{self.helper}{on} ({', '.join(reads)})"
+                + (", one thread in a parallel kernel" if self.serial else ""))
 
 
 def decide(eqn, context):
@@ -66,20 +71,26 @@ def choose(eqn, on_numpy, threads):
     into = "gemm_into" if on_numpy else "dot_into"
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     la, ra = (v.aval for v in eqn.invars)
+    copied = (False, False)
     if la.ndim == ra.ndim == 2 and len(lc) == 1 and not lb:
         lt, rt = lc == (0,), rc == (1,)
     else:
         lf = tuple(i for i in range(la.ndim) if i not in lc and i not in lb)
         rf = tuple(i for i in range(ra.ndim) if i not in rc and i not in rb)
-        lt, rt = reads_transposed(la.ndim, (lb, lf, lc)), reads_transposed(ra.ndim, (rb, rc, rf))
+        groups = ((la.ndim, (lb, lf, lc)), (ra.ndim, (rb, rc, rf)))
+        lt, rt = (reads_transposed(n, g) for n, g in groups)
+        copied = tuple(not t and sum(g, ()) != tuple(range(n))
+                       for t, (n, g) in zip((lt, rt), groups))
         if lb and batched_matvec(eqn, lf, rf):
-            return Product("batched_matvec", "matvec", blas=None)
+            return Product("batched_matvec", "matvec", None, transposed=(lt, rt),
+                           copied=copied)
         if lb:
-            return Product("batched", into, blas)
+            return Product("batched", into, blas, transposed=(lt, rt), copied=copied)
         if on_numpy and real_matrix_times_vector(eqn):
             into = "matvec_into"
     helper, serial = _across_threads(eqn, into, lt, rt, on_numpy, threads)
-    return Product("matrix", helper, blas, serial, vector=into == "matvec_into")
+    return Product("matrix", helper, blas, serial, vector=into == "matvec_into",
+                   transposed=(lt, rt), copied=copied)
 
 
 def _across_threads(eqn, into, lt, rt, on_numpy, threads):
