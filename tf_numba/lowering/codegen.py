@@ -7,7 +7,6 @@ schedule's records (``schedule``); rendering only prints them. Dims are written 
 ``DimEnv``, so the same source serves every length it is valid for.
 """
 from ..core.ir import Literal, Var
-from ..errors import MissingRuleError
 from . import unrolled
 from .partition import row_helper
 from . import vreduce

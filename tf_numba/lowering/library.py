@@ -11,7 +11,7 @@ from functools import partial
 from ..core import dtypes
 from ..core.primitive import register
 from ..ops import contraction, indexing, layout, reductions, sorting, special, windows
-from . import loops, products, unrolled
+from . import products, unrolled
 from ..kernel_vocab.rules import Library
 from ..kernel_vocab.scalar_exprs import ctor, literal
 from .schedule import PARALLEL_MIN_ELEMENTS, Call
