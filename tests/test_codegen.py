@@ -10,7 +10,7 @@ from schedule_checks import blocks, calls, helpers, nests, products, threaded
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.lowering.rules import fusion
+from tf_numba.kernel_vocab.rules import fusion
 from tf_numba.lowering.schedule import Nest
 
 RNG = np.random.default_rng(0)
