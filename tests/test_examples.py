@@ -42,9 +42,10 @@ def test_quickstart_runs_and_prints_its_kernel_under_its_header():
     done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    dump = done.stdout.split("The generated kernel:\n", 1)[1]
-    assert re.match(r"# segment 0: kernel [0-9a-f]{32} \(", dump), dump[:200]
-    assert "def kernel(" in dump
+    dump = done.stdout.split("the kernel it wrote (docs/schedule.md):\n", 1)[1]
+    assert re.match(r"== schedule: 1 segment, serial variant ==\n"
+                    r"segment 0: kernel [0-9a-f]{32} \(", dump), dump[:200]
+    assert "\n== source ==\n# segment 0: kernel " in dump and "def kernel(" in dump
     # what reaches stderr comes through the tf_numba logger: at most the slow-compile line
     assert all(line.startswith("compiling jit(loss) took ")
                for line in done.stderr.splitlines()), done.stderr

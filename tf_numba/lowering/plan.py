@@ -481,7 +481,8 @@ class Plan:
         """The program, its schedule and the generated source, each a section of its own
         (``docs/schedule.md`` explains how to read them)."""
         program = [f"== program: {len(self.program.eqns)} equations ==", str(self.program)]
-        schedule = [f"== schedule: {len(self.segments)} segments, "
+        n = len(self.segments)
+        schedule = [f"== schedule: {n} segment{'s' * (n != 1)}, "
                     f"{'parallel' if self.parallel else 'serial'} variant =="]
         source = ["== source =="]
         for k, seg in enumerate(self.segments):
