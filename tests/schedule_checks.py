@@ -42,3 +42,9 @@ def helpers(f, *args):
     found = {p.helper for p in products(f, *args)}
     found |= {f"{c.eqn.prim.name} threaded" for c in calls(f, *args) if c.threaded}
     return found
+
+
+def numpy_steps(f, *args):
+    """The primitives ``f``'s plan runs as NumPy steps between its kernels."""
+    plan = f.lower(*args).plan
+    return [seg.eqn.prim.name for seg in plan.variant_for(1).segments if hasattr(seg, "eqn")]

@@ -2,7 +2,6 @@
 values against plain Python, derivatives against central finite differences (first and
 second order), vmap against a loop of calls, and the same under jit with the loop inside
 the kernel."""
-import re
 
 import numpy as np
 import pytest
@@ -16,7 +15,8 @@ from tf_numba.transforms import ad
 
 from ad_checks import assert_close, check_grads
 import schedule_checks
-from schedule_checks import schedules
+from jit_checks import child_env, run_child
+from schedule_checks import calls, schedules
 
 RNG = np.random.default_rng(0)
 W = RNG.normal(size=(4, 4)) * 0.5
@@ -303,8 +303,9 @@ def test_jit_matches_the_interpreter_with_loops_inside_the_kernel():
             assert_close(jitted[key](*args), f(*args), key, 1e-10, 1e-10)
     plans = [j.lower(*args).plan for j in jitted.values()]
     assert all(type(s).__name__ == "CompiledSegment" for p in plans for s in p.segments)
-    text = "\n".join(p.as_text() for p in plans)
-    assert "while True:" in text and "for it" in text
+    looped = {c.eqn.prim.name for p in plans for sched in p.schedules for c in sched.calls()
+              if c.bodies}
+    assert {"while_loop", "scan"} <= looped           # the loops run inside the kernels
 
 
 def test_jit_recorded_while_tape_grows_past_its_first_buffer():
@@ -335,19 +336,6 @@ def test_jacobians_through_loops_agree_and_a_vjp_replays_the_recorded_tape():
     assert float(pullback(2.0)[0]) == pytest.approx(0.5, rel=1e-9)
 
 
-def _loop_lines(source):
-    """The lines of the first loop over iterations in a kernel's source."""
-    lines = source.splitlines()
-    start = next(k for k, line in enumerate(lines) if line.lstrip().startswith("for it"))
-    depth = len(lines[start]) - len(lines[start].lstrip())
-    body = []
-    for line in lines[start + 1:]:
-        if line.strip() and len(line) - len(line.lstrip()) <= depth:
-            break
-        body.append(line)
-    return body
-
-
 def test_jit_loop_iterations_allocate_no_arrays():
     """Stacks, concatenations, contractions and carries of a loop body are written into
     arrays allocated once before the loop (RK4 on the Lorenz system, as in loop_bench)."""
@@ -376,9 +364,10 @@ def test_jit_loop_iterations_allocate_no_arrays():
         f = tf.jit(fn, tiered=False)
         for got, want in zip(_leaves(f(*args)), _leaves(fn(*args))):
             np.testing.assert_allclose(got, want, rtol=1e-12)
-        body = "\n".join(_loop_lines(f.lower(*args).as_text()))
-        for allocation in ("np.empty", "np.full", "np.concatenate", ".copy()"):
-            assert allocation not in body
+        (sched,) = schedules(f, *args)
+        (loop,) = [c for c in sched.calls() if c.carries]
+        assert "copied" not in loop.carries     # (a carry copied every iteration)
+    # and what runs: numba allocates nothing per iteration (test_loop_bodies_allocate...)
 
 
 def test_jit_array_carries_that_swap_view_or_repeat_each_other():
@@ -483,7 +472,10 @@ def test_jit_tiny_arrays_in_loop_bodies_are_scalar_code():
     for g, w in zip(_leaves(f(*args)), _leaves(run(*args))):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-12)
-    assert "for i0" not in "\n".join(_loop_lines(f.lower(*args).as_text()))
+    (sched,) = schedules(f, *args)
+    (scan,) = [c for c in sched.calls() if c.eqn.prim.name == "scan"]
+    (body,) = scan.bodies.values()
+    assert body.nests() and all(n.form == "unrolled" for n in body.nests())
 
 
 def test_jit_accumulator_carries_update_in_place_and_leave_inputs_alone():
@@ -521,9 +513,9 @@ def test_jit_accumulator_carries_update_in_place_and_leave_inputs_alone():
             np.testing.assert_allclose(g, w, rtol=1e-12)
     for a, b in zip(kept, (g0, *vs, xs)):
         np.testing.assert_array_equal(a, b)
-    body_lines = _loop_lines(tf.jit(run).lower(g0, *vs, xs).as_text())
-    assert sum(bool(re.fullmatch(r"\s*a\d+ = carry\d+", line)) for line in body_lines) == 1
-    assert sum(bool(re.fullmatch(r"\s*a\d+ = next\d+", line)) for line in body_lines) == 3
+    (sched,) = schedules(tf.jit(run), g0, *vs, xs)
+    (scan,) = [c for c in sched.calls() if c.carries]
+    assert scan.carries == ("in place", "buffers", "buffers", "buffers")
 
 
 def test_jit_pads_in_loop_bodies_write_their_output_directly():
@@ -541,8 +533,8 @@ def test_jit_pads_in_loop_bodies_write_their_output_directly():
         c, xs = RNG.normal(size=n), RNG.normal(size=4)
         f = tf.jit(grad, tiered=False)
         np.testing.assert_allclose(f(c, xs), grad(c, xs), rtol=1e-12)
-        source = f.lower(c, xs).as_text()
-        assert "np.full" not in "\n".join(_loop_lines(source))
+        pads = [c for c in calls(f, c, xs, prim="pad")]
+        assert pads and all(p.allocates for p in pads)     # written into its own array
 
 
 def test_while_loop_gradient_programs_fingerprint_the_same_each_trace():
@@ -632,3 +624,69 @@ def test_jit_scan_whose_step_work_cannot_be_batched_keeps_it_in_the_loop(monkeyp
     (sched,) = schedules(f, W, U, b, h0, xs)
     assert _loop_products(sched) == ["matvec", "matvec"]
     assert_close(f(W, U, b, h0, xs), _numpy_rnn(W, U, b, h0, xs)[0], "vs NumPy", rtol=1e-12)
+
+
+def test_loop_bodies_allocate_nothing_per_iteration(tmp_path):
+    """The loops above (a scan with a row sum's scratch, RK4 in a fori_loop with stacks
+    and concatenations, accumulator and buffered carries, pads in a gradient's loop) make
+    as many allocations for 40 iterations as for 10: numba's own allocation count, read
+    in a child with its statistics on. A body that must allocate (a sort) shows growth."""
+    out = run_child("""
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba import lax
+        from numba.core.runtime import rtsys
+
+        def softmax_steps(y0, m, xs):
+            def step(y, x):
+                e = tnp.exp(y - tnp.max(y)) * x
+                return m @ (e / tnp.sum(e)), tnp.sum(e * y)
+            return lax.scan(step, y0, xs)
+
+        def rk4(y0, m, xs):
+            def lorenz(y):
+                return tnp.stack([10.0 * (y[1] - y[0]), y[0] * (28.0 - y[2]) - y[1],
+                                  y[0] * y[1] - 8.0 / 3.0 * y[2]])
+            def step(y, x):
+                k1 = lorenz(y)
+                k2 = lorenz(y + 0.005 * x * k1)
+                both = tnp.concatenate([k1, k2])
+                return m @ (y + 0.01 * (both[:3] + both[3:])), None
+            return lax.scan(step, y0, xs)[0]
+
+        def carries(g0, h0, xs):
+            def body(c, x):
+                g, h, s = c
+                return (g + x * g, h * 0.5 + x + h, s + tnp.sum(s) * 0.01), s * 1.0
+            return lax.scan(body, (g0, h0, h0), xs)
+
+        def pads(c, xs):
+            def body(c, x):
+                p = tnp.pad(c[::2] * x, (1, c.shape[0] // 2 + 1), constant_values=0.5)
+                return c * 0.9 + p[:c.shape[0]], tnp.sum(p)
+            return tnp.sum(lax.scan(body, c, xs)[1])
+
+        def sorts(c, xs):
+            return lax.scan(lambda c, x: (tnp.sort(c * x), 0.0), c, xs)[0]
+
+        def growth(fn, *head):
+            f = tf.jit(fn, tiered=False)
+            counts = []
+            for n in (10, 40):
+                xs = np.linspace(0.5, 1.5, n)
+                f(*head, xs)
+                before = rtsys.get_allocation_stats().alloc
+                f(*head, xs)
+                counts.append(rtsys.get_allocation_stats().alloc - before)
+            return counts[1] - counts[0]
+
+        rng = np.random.default_rng(0)
+        print("softmax", growth(softmax_steps, rng.normal(size=40), rng.normal(size=(40, 40))))
+        print("rk4", growth(rk4, np.ones(3), np.eye(3)))
+        print("carries", growth(carries, rng.normal(size=5), rng.normal(size=5)))
+        print("pads", growth(tf.grad(pads), rng.normal(size=41)))
+        print("sorts", growth(sorts, rng.normal(size=7)))
+        """, dict(child_env(tmp_path), NUMBA_NRT_STATS="1"))
+    assert out.returncode == 0, out.stderr
+    growth = dict(line.split() for line in out.stdout.splitlines())
+    assert int(growth.pop("sorts")) > 0, out.stdout      # the count sees per-step arrays
+    assert all(v == "0" for v in growth.values()), out.stdout

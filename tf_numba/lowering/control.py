@@ -87,18 +87,15 @@ class _Carries:
     buffers swap after every iteration.
     """
 
-    def __init__(self, em, body, carry_vars, results, stays, in_rows=frozenset()):
+    def __init__(self, em, results, homes):
         self.em, self.results = em, results
         self.in_place, self.moved = set(), {}    # moved: index -> (next, spare) or None
-        steps = [s.region for s in em.call.bodies[body].steps if type(s) is Nest]
-        for k, (v, r) in enumerate(zip(carry_vars, results)):
-            if not v.aval.shape or r is v or r in stays or r in in_rows:
-                continue
-            if not em.dims.writable(v.aval.shape):
-                self.moved[k] = None            # a shape only the kernel knows
-            elif _accumulates(body, steps, v, r) and r not in results[:k]:
+        for k, home in enumerate(homes):
+            if home == "in place":
                 self.in_place.add(k)
-            else:
+            elif home == "copied":
+                self.moved[k] = None            # a shape only the kernel knows
+            elif home == "buffers":
                 self.moved[k] = (em.fresh("next"), em.fresh("spare"))
 
     def start(self, carry, init):
@@ -148,6 +145,41 @@ class _Carries:
             _rebind(em, [nxt, spare], [spare, nxt])
 
 
+def carry_homes(eqn, bodies, dims):
+    """Where each carry of a scan or while loop lives from one iteration to the next
+    (``_Carries``): "stays" (a scalar, loop-invariant, the carry itself, or a row of a
+    stacked output), "in place" (an accumulator overwriting the carry), "buffers" (the
+    next and spare buffers, swapped), "copied" (a shape only the kernel knows)."""
+    p = eqn.params
+    if eqn.prim is control.scan_p:
+        body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
+        carry_vars, results = body.invars[nc:nc + nk], body.outvars[:nk]
+        stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
+        stays |= _stacked_in_rows(body, nk)     # a carry equal to one stays in its row
+    else:
+        body, nbc = p["body"], p["body_nconsts"]
+        carry_vars, results, stays = body.invars[nbc:], body.outvars, set(body.invars[:nbc])
+    regions = [s.region for s in bodies[body].steps if type(s) is Nest]
+    homes = []
+    for k, (v, r) in enumerate(zip(carry_vars, results)):
+        if not v.aval.shape or r is v or r in stays:
+            homes.append("stays")
+        elif not dims.writable(v.aval.shape):
+            homes.append("copied")
+        elif _accumulates(body, regions, v, r) and r not in results[:k]:
+            homes.append("in place")
+        else:
+            homes.append("buffers")
+    return tuple(homes)
+
+
+def _stacked_in_rows(body, nk):
+    """A scan body's stacked outputs that are written straight into their row of the
+    stack (arrays the body makes, not its inputs)."""
+    return {y for y in body.outvars[nk:]
+            if type(y) is Var and y.aval.shape and not any(y is v for v in body.invars)}
+
+
 def _accumulates(body, steps, c, r):
     """Does ``r`` come from a region over ``c``'s shape whose elementwise equations are
     the only readers of ``c``, each ahead of ``r``'s? Then element ``i`` of ``c`` is read
@@ -174,11 +206,8 @@ def _emit_scan(em, ins, outs, eqn):
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
     results = body.outvars
-    stays = set(body.invars[:nc]) | set(body.invars[nc + nk:])
-    # a stacked output is written into its row; then a carry equal to it may stay there
-    in_rows = {y for y in results[nk:]
-               if type(y) is Var and y.aval.shape and not any(y is v for v in body.invars)}
-    carries = _Carries(em, body, body.invars[nc:nc + nk], results[:nk], stays, in_rows)
+    in_rows = _stacked_in_rows(body, nk)
+    carries = _Carries(em, results[:nk], em.call.carries)
     carry = [em.fresh("carry") for _ in init]
     carries.start(carry, init)
     n = em.fresh("n")
@@ -234,7 +263,7 @@ def _emit_while(em, ins, outs, eqn):
     cond, body = p["cond"], p["body"]
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cc, bc, init = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
-    carries = _Carries(em, body, body.invars[nbc:], body.outvars, set(body.invars[:nbc]))
+    carries = _Carries(em, body.outvars, em.call.carries)
     carry = [em.fresh("carry") for _ in init]
     carries.start(carry, init)
     record = p["trips"] is not None
@@ -335,7 +364,10 @@ def _decide(eqn, context):
         eqn.prim is control.cond_p and len(eqn.params["branches"]) == 1)
     loop = eqn.prim in (control.scan_p, control.while_p)
     inner = context.nested(top=context.top and one_level, in_loop=context.in_loop or loop)
-    return Call(eqn, bodies={prog: schedule_body(prog, inner) for prog in _sub_programs(eqn)})
+    call = Call(eqn, bodies={prog: schedule_body(prog, inner) for prog in _sub_programs(eqn)})
+    if loop:
+        call.carries = carry_homes(eqn, call.bodies, context.dims)
+    return call
 
 
 for _prim, _emit in ((control.scan_p, _scan), (control.while_p, _while),

@@ -20,7 +20,8 @@ The records:
   threaded: one prange for them all), members first, then the memory-only ``tail``.
 - ``Call``: a library step, with the choices its rule's ``decide`` made: a product's
   form, helper and BLAS (``products.Product``), a threaded helper, the schedules of a
-  loop's or branch's body programs (``bodies``).
+  loop's or branch's body programs (``bodies``) and where a loop's carries live between
+  iterations (``carries``).
 - ``Schedule``: the steps of one program (the kernel's, or a body's) in the context
   they run in, and the values that live in the kernel's workspace.
 """
@@ -132,13 +133,15 @@ class RowBlock:
 
 class Call:
     """A library step and its rule's choices (``decide``); see the module docstring."""
-    __slots__ = ("eqn", "product", "threaded", "blas", "bodies", "allocates", "overwrites")
+    __slots__ = ("eqn", "product", "threaded", "blas", "bodies", "allocates", "overwrites",
+                 "carries")
 
     def __init__(self, eqn, product=None, threaded=False, blas=None, bodies=None):
         self.eqn, self.product, self.threaded, self.blas = eqn, product, threaded, blas
         self.bodies = bodies or {}      # sub-program -> its Schedule
         self.allocates = False          # writes its output into an array it allocates
         self.overwrites = False         # may write into its first operand's array
+        self.carries = ()               # a loop's: where each carry lives (control)
 
     def describe(self, names):
         parts = [" ".join(f"{names[v]}:{v.aval}" for v in self.eqn.outvars)
@@ -151,6 +154,8 @@ class Call:
             parts.append("threaded helper")
         if self.overwrites:
             parts.append("writes into its operand")
+        if self.carries:
+            parts.append("carries: " + ", ".join(self.carries))
         return "; ".join(parts)
 
 
