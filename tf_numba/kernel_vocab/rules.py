@@ -95,15 +95,16 @@ class Library(Lowering):
     ``emit`` reads them off ``em.call``. ``allocates(eqn)``: the
     step writes its output into an array it allocates (``Emitter.allocate``), which may
     then come from the kernel's workspace (default: ``writes_fresh`` steps with an array
-    output)."""
+    output). ``reuses_operand``: the step may write its result into its first operand's
+    array when the schedule finds it its last reader (``Call.overwrites``)."""
     __slots__ = ("emit", "check", "writes_fresh", "index_map", "refuses", "decide",
-                 "_allocates")
+                 "_allocates", "reuses_operand")
 
     def __init__(self, emit, *, supports=None, writes_fresh=False, index_map=None,
-                 refuses=False, decide=None, allocates=None):
+                 refuses=False, decide=None, allocates=None, reuses_operand=False):
         self.emit, self.check, self.writes_fresh = emit, supports, writes_fresh
         self.index_map, self.refuses, self.decide = index_map, refuses, decide
-        self._allocates = allocates
+        self._allocates, self.reuses_operand = allocates, reuses_operand
 
     def fusion(self, eqn):
         return self.index_map.fusion(eqn) if self.index_map is not None else None

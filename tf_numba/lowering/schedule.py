@@ -491,7 +491,7 @@ def _place_in_workspace(sched):
     readers = collections.Counter(v for e in sched.program.eqns for v in e.invars
                                   if type(v) is Var)
     for record in sched.steps:
-        if type(record) is Call and record.eqn.invars:
+        if type(record) is Call and lowering_of(record.eqn).reuses_operand:
             v = record.eqn.invars[0]
             record.overwrites = type(v) is Var and v in private and readers[v] == 1
 
