@@ -162,3 +162,19 @@ def test_a_program_cut_into_segments_has_a_schedule_per_kernel():
     text = plan.as_text()
     assert text.index("== program") < text.index("== schedule") < text.index("== source")
     assert "segment 1: NumPy step for sort" in text
+
+
+def test_docs_schedule_example_prints_what_the_doc_quotes(capsys):
+    """docs/schedule.md's example runs as pasted and prints the schedule it quotes
+    (but the kernel's key, a hash of the source)."""
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "schedule.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.S)
+    quoted = re.findall(r"```text\n(== schedule.*?)```", doc, re.S)[0]
+    exec(compile(code, "docs/schedule.md", "exec"), {"__name__": "doc"})
+    printed = capsys.readouterr().out
+
+    def unkeyed(text):
+        return re.sub(r"kernel [0-9a-f]{32}", "kernel <key>", text).strip()
+    assert unkeyed(printed) == unkeyed(quoted)
