@@ -194,11 +194,11 @@ def test_calls_while_kernels_are_in_flight_are_interpreted_at_the_engines_blas_w
     want = np.tanh(w @ x) * 0.71875
     np.testing.assert_allclose(f(w, x), want, rtol=1e-14)      # the first call sends for it
     plan = f.lower(w, x).plan
-    seconds = plan._interpreted_seconds
+    seconds = plan.tiers.interpreted_seconds
     del widths[:]
     for _ in range(5):
         np.testing.assert_allclose(f(w, x), want, rtol=1e-14)
-    assert not plan.ready and plan._interpreted_seconds > seconds
+    assert not plan.ready and plan.tiers.interpreted_seconds > seconds
     assert widths == [1] * 5                # NumPy's BLAS as wide as the default engine
 
 
@@ -360,22 +360,22 @@ def test_a_rerun_waits_for_the_compile_another_process_has_in_flight(tmp_path):
     sends no job of its own: it answers by the interpreter until the lock goes, then loads
     the kernel that compile left in numba's disk cache."""
     import tf_numba.lowering.kernel_cache as kc
-    from tf_numba.lowering import plan as plan_module
+    from tf_numba.lowering import tiers as tiers_module
     plan, cache, x, want = _one_kernel_plan(tmp_path, 0.359375)
     seg = plan.segments[0]
     signature = seg.signature([x])
-    jobs_before = plan_module.SERVICE.stats["jobs"]
+    jobs_before = tiers_module.SERVICE.stats["jobs"]
     # "another process" is compiling it: it holds the lock
     with kc.holding_lock(kc.compile_lock(seg.kernel.path, signature)):
         for _ in range(3):
             assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
-        assert plan_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
+        assert tiers_module.SERVICE.stats["jobs"] == jobs_before and not plan.ready
     # that process's worker finishes: the kernel lands in the disk cache, the lock goes
     _compile_to_disk(seg, x)
     deadline = time.monotonic() + 60
     while not plan.ready and time.monotonic() < deadline:
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
-    assert plan.ready and plan_module.SERVICE.stats["jobs"] == jobs_before
+    assert plan.ready and tiers_module.SERVICE.stats["jobs"] == jobs_before
     assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
 
 
@@ -385,16 +385,16 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     ``LOAD_PAYBACK`` times what loading costs, or ``LOAD_WITHIN_SECONDS`` after the first
     call whatever they took; until then the interpreter answers."""
     import tf_numba.lowering.kernel_cache as kc
-    from tf_numba.lowering import plan as plan_module
+    from tf_numba.lowering import tiers as tiers_module
     scale = 0.421875
     sender, _, x, want = _one_kernel_plan(tmp_path, scale)
     _compile_to_disk(sender.segments[0], x)
 
     monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 0.05)
-    monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 1e9)
+    monkeypatch.setattr(tiers_module.Tiers, "LOAD_WITHIN_SECONDS", 1e9)
     plan, cache, _, _ = _one_kernel_plan(tmp_path, scale)
     while not plan.ready:
-        paid = plan._interpreted_seconds >= plan.LOAD_PAYBACK * 0.05
+        paid = plan.tiers.interpreted_seconds >= plan.tiers.LOAD_PAYBACK * 0.05
         assert plan.run([x])[0] == pytest.approx(want, rel=1e-13)
         # the plan stays interpreted until the calls have paid for the load
         assert not plan.ready or paid
@@ -403,7 +403,7 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     # a plan called now and then (in a process that has not loaded the kernel yet: a new
     # cache on the same directory) is loaded LOAD_WITHIN_SECONDS after its first call
     monkeypatch.setattr(kc.NUMBA_IMPORTS, "load_seconds", lambda kernels: 1e9)
-    monkeypatch.setattr(plan_module.Plan, "LOAD_WITHIN_SECONDS", 0.3)
+    monkeypatch.setattr(tiers_module.Tiers, "LOAD_WITHIN_SECONDS", 0.3)
     plan, cache, _, _ = _one_kernel_plan(tmp_path, scale)
     first = time.perf_counter()
     while not plan.ready and time.perf_counter() - first < 60:
@@ -512,10 +512,10 @@ def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_no
         import threading, time
         import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
         from numba.core import event
-        from tf_numba.lowering import plan as plans
+        from tf_numba.lowering import tiers
         from tf_numba.lowering.kernel_cache import KERNEL_MODULE_PREFIX
         if not RELAID:
-            plans._as_written = lambda value, inputs: value
+            tiers.as_written = lambda value, inputs: value
 
         def loss(x):
             n = x.shape[0]

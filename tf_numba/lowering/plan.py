@@ -6,11 +6,10 @@ dtypes runs its NumPy impl between segments (``segments``). In the common case t
 program is one kernel and ``run`` is a single call.
 
 Tiers: a tiered plan (the default) answers with the NumPy interpreter until its kernels are
-ready, then runs them. A kernel this process has is ready at once; one numba's disk cache
-holds is loaded on a later call; the others are made by compile workers
-(``compile_service``: other processes, so the interpreter keeps the GIL and the cores'
-time to itself) while calls are interpreted. ``tiered=False`` (or ``TF_NUMBA_TIERED=0``)
-compiles on the first call, in the caller's thread.
+ready, then runs them; where its kernels come from and when it switches is ``tiers``'
+state machine (compile workers in other processes, so the interpreter keeps the GIL and
+the cores' time to itself). ``tiered=False`` (or ``TF_NUMBA_TIERED=0``) compiles on the
+first call, in the caller's thread.
 """
 import collections
 import functools
@@ -32,10 +31,9 @@ from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads
 from .products import products_on_numpy
-from .compile_log import LOGGER
-from .compile_service import SERVICE
-from .kernel_cache import KERNELS, NUMBA_IMPORTS
+from .kernel_cache import KERNELS
 from ..kernel_vocab.rules import lowerable
+from .tiers import Tiers
 from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, segment_program,
                        split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
@@ -60,15 +58,9 @@ class Plan:
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
         self.ready = False
-        self._jobs = None            # [(segment, signature, Job)] sent to compile workers
-        self._unsent = []            # [(segment, signature)] the service had no room for
-        self._on_disk = []           # [(segment, signature)] for the next call to load
-        self._elsewhere = []         # [(segment, signature)] another process is compiling
-        self._interpreted_seconds = 0.0     # this plan's calls answered by the interpreter
-        self._first_call = None             # when (time.perf_counter)
         self._interpreted = None     # the program as the interpreter runs it (interpret)
-        self._gave_up = False        # a kernel failed to compile: stay interpreted
         self._lock = threading.Lock()
+        self.tiers = Tiers(self)     # where its kernels come from (tiered plans)
 
     def _build(self, program, kernel_cache, parallel):
         program = self.rewritten = prepare_for_lowering(program)
@@ -156,7 +148,7 @@ class Plan:
         """A function equal to ``lambda args: self.run(args, threads)`` for the calls made
         while this plan's kernels are in flight: while the plan runs itself with
         ``threads`` and waits on the compile jobs it sent and nothing else, it interprets
-        at the engine's BLAS width without ``run``'s choices and ``_run_tiered``'s lock
+        at the engine's BLAS width without ``run``'s choices and the tiers' lock
         (~4 us a call, a sixth of an interpreted linear-regression step). Any other state
         (the first call, kernels arrived or on disk, compiled elsewhere) goes to ``run``."""
         def general(args):
@@ -165,15 +157,15 @@ class Plan:
             return general
         blas = _interpreter_blas() if any(self.blas_use) else None
 
+        tiers = self.tiers
+
         def run(args):
-            jobs = self._jobs
-            if (not jobs or self.ready or self._on_disk or self._elsewhere or self._unsent
-                    or self._gave_up or _all_done(jobs)):
+            if not tiers.waiting_only():
                 return self.run(args, threads)
             started = time.perf_counter()
             if blas is None:
-                return self._interpret_timed(args, started)
-            return run_with_blas(blas, lambda a: self._interpret_timed(a, started), args,
+                return tiers.interpret_timed(args, started)
+            return run_with_blas(blas, lambda a: tiers.interpret_timed(a, started), args,
                                  threads)
         return run
 
@@ -205,209 +197,8 @@ class Plan:
             outs = self._run_segments(args)      # compiles here, on the caller's thread
             self.ready = True
             return outs
-        return self._run_tiered(args)
+        return self.tiers.run(args)
 
-    def _run_tiered(self, args):
-        """A call before the kernels are ready: the first one reads each kernel's argument
-        types on the way and sends for the kernels it cannot find. Once there are kernels
-        to load and the calls they would speed up have paid for loading them
-        (``_worth_loading``), numba's imports start in a thread
-        (``kernel_cache.NUMBA_IMPORTS``), and when they are done a call loads the kernels
-        in numba's disk cache or installs those arrived. Every call answers by the
-        interpreter until then, and the first after that is checked (``_run_checked``)."""
-        started = time.perf_counter()
-        with self._lock:
-            jobs = self._jobs
-            if jobs is None and not self._gave_up:
-                self._first_call = started
-                outs = self._find_kernels(args)
-                self._interpreted_seconds += time.perf_counter() - started
-                return outs
-            if self._elsewhere:
-                self._poll_elsewhere()
-            if self._unsent:
-                self._send_unsent()
-            arrived = _all_done(jobs) and not self._unsent
-            waiting = not (self._on_disk or arrived)
-            if not waiting:
-                # only then: a script that ends before its kernels arrive would hold the
-                # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
-                worth = self._worth_loading(len(self._on_disk) + len(jobs))
-                if worth:
-                    NUMBA_IMPORTS.start()
-                waiting = not worth or not NUMBA_IMPORTS.done()   # (numba would import here)
-            if not waiting and self._on_disk:
-                self._load_from_disk()
-                jobs = self._jobs
-                arrived = _all_done(jobs)
-        if waiting:
-            return self._interpret_timed(args, started)
-        if arrived:
-            with self._lock:
-                if self._jobs is jobs:
-                    self._install(jobs)
-        if self._arrived():
-            return self._run_checked(args)
-        return self._interpret_timed(args, started)
-
-    def _interpret_timed(self, args, started):
-        """``interpret(args)``, its time (since ``started``) counted for ``_worth_loading``."""
-        outs = self.interpret(args)
-        self._interpreted_seconds += time.perf_counter() - started
-        return outs
-
-    # Loading is worth it once the interpreted calls have taken this many times what the
-    # load costs: expecting as many calls again as there have been, compiled at half the
-    # time. A 200-step script whose kernel is on disk or lands late then stays
-    # interpreted, where loading (numba's first load in a process: ~0.35 s) would cost
-    # more than it saves; a long one loads after ~0.7 s of interpreted calls at most.
-    LOAD_PAYBACK = 2.0
-    # ... or once this long has passed since the plan's first call, whatever the calls
-    # took: a small function called now and then gets its kernel too
-    LOAD_WITHIN_SECONDS = 2.0
-
-    def _worth_loading(self, kernels):
-        return (self._interpreted_seconds >= self.LOAD_PAYBACK * NUMBA_IMPORTS.load_seconds(
-            kernels) or time.perf_counter() - self._first_call >= self.LOAD_WITHIN_SECONDS)
-
-    def _arrived(self):
-        """Has every kernel the plan sent for arrived (and none failed)?"""
-        return not (self._jobs or self._on_disk or self._elsewhere or self._unsent
-                    or self._gave_up)
-
-    def _run_checked(self, args):
-        """The first call on the kernels: each kernel's argument types are read again, from
-        the values the kernels before it computed. The interpreter's values, which typed
-        the kernels sent for, may be laid out otherwise (its ``iota`` along a row is a
-        broadcast view, a kernel's the C-ordered array it wrote): a kernel with no machine
-        code for the types it is now handed is sent for again, and this call finishes on
-        the interpreter, where numba would have compiled it on the caller's thread. The
-        plan is ready when every kernel had its types."""
-        if self.single:        # typed from the caller's arguments themselves
-            self.ready = True
-            return self._run(args)
-        missing = []
-
-        def run_kernel(seg, seg_args):
-            if not missing:
-                signature = seg.signature(seg_args)
-                if seg.kernel.compiled_for(signature):
-                    return seg(seg_args)
-                missing.append((seg, signature))
-            return seg.evaluate(seg_args)
-        outs = self._run_segments(args, run_kernel)
-        with self._lock:
-            if not missing:
-                self.ready = True
-            elif self._arrived():
-                self._jobs = []
-                for seg, signature in missing:
-                    self._send(seg, signature)
-        return outs
-
-    def _find_kernels(self, args):
-        """This call's outputs, by the interpreter, each kernel's argument types read on
-        the way: a kernel this process has is used as it is, one that numba's disk cache
-        may hold is left for the next call to load, one that another process's worker is
-        compiling (a rerun while the last run's compile is in flight) is waited for
-        (``_poll_elsewhere``) rather than sent for, and the others are sent to the compile
-        workers: a worker of this process's own costs a start, ~0.5 s of a core, only to
-        wait for the same result."""
-        wanted, outs = self._signatures(args)
-        self._jobs, self._on_disk, self._elsewhere = [], [], []
-        for seg, signature in wanted:
-            kernel = seg.kernel
-            if kernel.compiled_for(signature):
-                seg.first = False
-                continue
-            job = SERVICE.find(kernel.request(signature))   # another plan sent for it
-            if job is not None:
-                self._jobs.append((seg, signature, job))
-            elif kernel.maybe_on_disk():
-                self._on_disk.append((seg, signature))
-            elif kernel.compiling_elsewhere(signature):
-                self._elsewhere.append((seg, signature))
-            else:
-                self._send(seg, signature)
-        return outs
-
-    def _send(self, seg, signature, block=False):
-        """Send for ``seg``'s kernel for ``signature``: a job of the compile service's (one
-        another plan sent for is joined), or, when the service's queue is full, a note to
-        send again on a later call (``block``: wait for room instead)."""
-        job = SERVICE.submit(seg.kernel.request(signature), block=block)
-        if job is None:
-            self._unsent.append((seg, signature))
-        else:
-            self._jobs.append((seg, signature, job))
-
-    def _send_unsent(self, block=False):
-        unsent, self._unsent = self._unsent, []
-        for seg, signature in unsent:
-            self._send(seg, signature, block)
-
-    def _poll_elsewhere(self):
-        """Kernels whose compile in another process has ended (its lock is gone) are for
-        the next call to load from the disk cache, or to send for if they are not there."""
-        ended = [(seg, signature) for seg, signature in self._elsewhere
-                 if not seg.kernel.compiling_elsewhere(signature)]
-        if ended:
-            self._elsewhere = [e for e in self._elsewhere if e not in ended]
-            self._on_disk.extend(ended)
-
-    def _send_elsewhere(self):
-        """Send for the kernels another process is compiling: a worker waits for that
-        compile and loads its result (``compile`` waits on jobs)."""
-        elsewhere, self._elsewhere = self._elsewhere, []
-        for seg, signature in elsewhere:
-            self._send(seg, signature, block=True)
-
-    def _load_from_disk(self):
-        """Load the kernels the first call left for the disk cache, and send for any
-        missing."""
-        for seg, signature in self._on_disk:
-            if seg.kernel.load_from_disk(signature):
-                self.kernel_cache.stats["disk_hits"] += 1
-                seg.first = False
-            else:
-                self._send(seg, signature)
-        self._on_disk = []
-
-    def _signatures(self, args):
-        """([(segment, signature)], outputs) for a run on ``args``, by the interpreter."""
-        if self.single:
-            seg = self.segments[0]
-            return [(seg, seg.signature(args))], self.interpret(args)
-        wanted = []
-
-        def typed(seg, seg_args):
-            wanted.append((seg, seg.signature(seg_args)))
-            return [_as_written(out, seg_args) for out in seg.evaluate(seg_args)]
-        return wanted, self._run_segments(args, typed)
-
-    def _install(self, jobs):
-        """Add the workers' compiled kernels; if any failed to compile or to load, say so
-        once and stay interpreted from now on."""
-        failed = next((job for _, _, job in jobs if job.error is not None), None)
-        if failed is not None:
-            # every plan waiting for that job gives up; the user hears of it once
-            said, failed.reported = failed.reported, True
-            return self._give_up(f"compiling {failed.describe()} failed: {failed.error}",
-                                 quiet=said)
-        for seg, signature, job in jobs:
-            if not seg.kernel.compiled_for(signature):
-                try:
-                    seg.kernel.install(job.payload, signature)
-                except Exception as err:    # the interpreter keeps answering correctly
-                    return self._give_up(f"loading a compiled kernel failed: {err}")
-            self.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
-            seg.first = False
-        self._jobs = []
-
-    def _give_up(self, why, quiet=False):
-        self._gave_up, self._jobs, self._unsent = True, [], []
-        if not quiet:
-            LOGGER.warning("%s; running interpreted", why)
 
     def interpret(self, args):
         """Run the program op by op on NumPy (specialized first if its dims are symbolic)."""
@@ -423,33 +214,11 @@ class Plan:
         # (values in, values out, even under a trace: a plan stages nothing)
         return _as_arrays(run_concrete(program, list(args)), shared)
 
+
     def compile(self, args=None):
-        """Wait until the kernels a first run sent for have arrived (a tiered plan needs
-        one ``run`` first: kernels are typed from real arguments) and, given ``args``,
-        until a call on them finds every kernel typed for what it is handed
-        (``_run_checked``); without, the plan is ready unchecked."""
-        for _ in range(len(self.segments) + 1):     # each check sends for one kernel at most
-            with self._lock:
-                if self._elsewhere:
-                    self._send_elsewhere()
-                if self._on_disk:
-                    self._load_from_disk()
-                if self._unsent:
-                    self._send_unsent(block=True)
-            jobs = self._jobs
-            if jobs:
-                for _, _, job in jobs:
-                    job.done.wait()
-                with self._lock:
-                    if self._jobs is jobs:
-                        self._install(jobs)
-            if self.ready or not self._arrived():
-                break
-            if args is None:    # unchecked: a kernel handed new types compiles on its call
-                self.ready = True
-                break
-            self._run_checked(list(args))
-        return self
+        """Wait until the kernels a first run sent for have arrived (``Tiers.compile``);
+        returns the plan."""
+        return self.tiers.compile(args)
 
     def _run_segments(self, args, run_kernel=None):
         """Each segment in turn; ``run_kernel(segment, args)`` runs the compiled ones
@@ -501,17 +270,6 @@ class Plan:
             source.append(f"# segment {k}: kernel {seg.kernel.key}")
             source.append(seg.source)
         return "\n".join(program + [""] + schedule + [""] + source)
-
-
-def _all_done(jobs):
-    """Have all of ``jobs`` (a tiered plan's ``[(segment, signature, job)]``, if any)
-    finished? (A loop: a plan asks on every interpreted call.)"""
-    if not jobs:
-        return False
-    for _, _, job in jobs:
-        if not job.done.is_set():
-            return False
-    return True
 
 
 def _broadcasts_as_views(program):
@@ -606,17 +364,6 @@ def _as_arrays(outs, shared=()):
 def _shared_outputs(outvars, consts):
     """The positions of the outputs that are literals or ``consts``."""
     return tuple(i for i, v in enumerate(outvars) if type(v) is Literal or v in consts)
-
-
-def _as_written(value, inputs):
-    """An interpreted kernel's output laid out as the kernel writes it, so the kernels
-    after it are typed for what they will be handed: C-ordered, unless it may be a view
-    of an input (which a kernel can return too). The interpreter's broadcasts are views
-    (its ``iota`` along a row is Fortran-ordered). ``_run_checked`` catches the rest."""
-    if type(value) is not np.ndarray or value.flags.c_contiguous or any(
-            type(x) is np.ndarray and np.may_share_memory(value, x) for x in inputs):
-        return value
-    return np.ascontiguousarray(value)
 
 
 @functools.cache
