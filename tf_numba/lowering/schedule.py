@@ -355,7 +355,8 @@ def _chunk_row_block(block, threaded):
                and not any(pays_for_threads(math.prod(n.region.space), n.region.eqns)
                            for n in nests)
                and not any(v in made and v.aval.shape not in rows_only for v in read_later))
-    widest = max((math.prod(n.region.space[1:]) for n in nests), default=1)
+    # (at least 1: a region with a zero-length axis has rows of no elements)
+    widest = max([math.prod(n.region.space[1:]) for n in nests] + [1])
     step = max(1, CHUNK_ELEMENTS // widest)
     if chunked and threaded:
         block.chunks = Chunks(step, True)
