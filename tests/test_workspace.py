@@ -125,3 +125,22 @@ def test_an_operand_of_a_product_is_private_the_product_is_not():
         kept.append((f(x, w), (np.tanh(x) * 2.0) @ w))
     for got, want in kept:
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_scatter_into_a_view_leaves_the_viewed_array_alone():
+    """A scatter whose operand is a reshape of an array read later (its only reader, and
+    private) must not write into it: the view shares the array's memory."""
+    def f(a, u):
+        x = tnp.sin(a) * 2.0
+        s = x.reshape(12).at[np.array([1, 2])].add(u)
+        return tnp.sum(s), x + 1.0
+    a, u = np.arange(12.0).reshape(3, 4), np.ones(2)
+    x = np.sin(a) * 2.0
+    s = x.reshape(12).copy()
+    np.add.at(s, [1, 2], u)
+    f_jit = tf.jit(f, tiered=False)
+    (scatter,) = calls(f_jit, a, u, prim="scatter_add")
+    assert not scatter.overwrites
+    total, shifted = f_jit(a, u)
+    np.testing.assert_allclose(total, s.sum(), rtol=1e-12)
+    np.testing.assert_array_equal(shifted, x + 1.0)

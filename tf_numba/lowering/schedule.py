@@ -487,14 +487,15 @@ def _place_in_workspace(sched):
                 elif v in region.materialize:
                     allocated.add(v)
     sched.workspace = frozenset(private & allocated)
-    # a call that is the only reader of an array the kernel made for itself may write
-    # its result into that array (a scatter into its operand's last use)
+    # a call that is the only reader of an array the kernel allocated for itself may
+    # write its result into that array (a scatter into its operand's last use). Not any
+    # private value: a reshape's is a view of an array that others may still read.
     readers = collections.Counter(v for e in sched.program.eqns for v in e.invars
                                   if type(v) is Var)
     for record in sched.steps:
         if type(record) is Call and lowering_of(record.eqn).reuses_operand:
             v = record.eqn.invars[0]
-            record.overwrites = type(v) is Var and v in private and readers[v] == 1
+            record.overwrites = v in sched.workspace and readers[v] == 1
 
 
 def private_values(program):
