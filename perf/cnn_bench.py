@@ -27,7 +27,7 @@ clock read between steps): the second layer's three products ~1.5 ms (BLAS), im2
 0.13 + 0.14 ms, the pools' passes ~0.4 ms, bias + relu and their backward ~0.25 ms.
 Since then: the relu backward's bias-gradient sums run in row chunks on both threads
 (they ran serially, 0.32 ms); the backward pass reads the pool's 1-byte mask of the maxima,
-not its float conversion (``lowering_rewrites.convert_masks_where_read``: 0.19 -> 0.10 ms
+not its float conversion (``lowering/rewrites.convert_masks_where_read``: 0.19 -> 0.10 ms
 in each direction); the input gradient's product and col2im are one step a few examples
 at a time (``product_patches_transpose``); a one-channel im2col has a loop of its own.
 Tried and measured slower: a direct convolution of the one-channel first layer (numba

@@ -598,7 +598,7 @@ def test_jit_scan_computes_its_step_independent_products_before_the_loop(reverse
 def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypatch):
     """No product to move (elementwise work is as cheap inside), or a stack above the
     cap: the loop is left as it is."""
-    from tf_numba.transforms import lowering_rewrites
+    from tf_numba.lowering import rewrites
     W, U = RNG.normal(size=(8, 8)) / 3, RNG.normal(size=(8, 3))
     b, h0, xs = RNG.normal(size=8), RNG.normal(size=8), RNG.normal(size=(20, 3))
 
@@ -607,7 +607,7 @@ def test_jit_scan_keeps_its_per_step_work_when_the_stack_would_not_pay(monkeypat
     (sched,) = schedules(tf.jit(elementwise, tiered=False), h0, xs)
     assert not [c for c in sched.calls() if c.product] and _loop_products(sched) == []
     assert [c.eqn.prim.name for c in sched.steps if type(c) is Call] == ["scan"]
-    monkeypatch.setattr(lowering_rewrites, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
+    monkeypatch.setattr(rewrites, "HOIST_MAX_BYTES", 8 * 8 * 20 - 1)
     (sched,) = schedules(tf.jit(lambda *a: _rnn(*a)[0], tiered=False), W, U, b, h0, xs)
     assert _loop_products(sched) == ["matvec", "matvec"]
 

@@ -6,7 +6,7 @@ import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba.lowering.partition import FusedRegion, partition
 from tf_numba.ops import elementwise
-from tf_numba.transforms.lowering_rewrites import (convert_masks_where_read, inline_custom_calls,
+from tf_numba.lowering.rewrites import (convert_masks_where_read, inline_custom_calls,
                                                     prepare_for_lowering,
                                                     sink_accumulated_products)
 

@@ -87,6 +87,9 @@ def test_gcd_lcm_match_numpy():
         assert got.dtype == theirs(a, b).dtype
         np.testing.assert_array_equal(got, theirs(a, b))
     assert int(tf.jit(tnp.gcd, tiered=False)(np.int64(84), np.int64(36))) == 12
+    # a scalar against an array: the loop carries both at the broadcast shape
+    np.testing.assert_array_equal(tnp.gcd(a, 6), np.gcd(a, 6))
+    np.testing.assert_array_equal(tnp.lcm(8, b), np.lcm(8, b))
 
 
 def test_frexp_matches_numpy_on_extremes():

@@ -437,7 +437,7 @@ def test_compiled_conv_gradients_match_finite_differences():
 
 
 def test_product_patches_transpose_is_col2im_of_the_product_and_differentiable():
-    """The step a convolution's input gradient compiles to (``lowering_rewrites``):
+    """The step a convolution's input gradient compiles to (``lowering/rewrites.py``):
     col2im of (N, out..., F) . (K, C, F), with derivatives in both operands."""
     from tf_numba.ops import windows
     g, w = RNG.standard_normal((2, 3, 2, 4)), RNG.standard_normal((6, 2, 4))

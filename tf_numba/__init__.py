@@ -22,7 +22,7 @@ try:
     from .tree_util import register_pytree_node
     from .custom_derivatives import custom_jvp, custom_vjp
     from .errors import TfNumbaError
-    from .ext.einsum import einsum
+    from .numpy import einsum
     from .jit import jit
     from .lowering.kernel_cache import cache_info
     from . import runtime  # noqa: E402

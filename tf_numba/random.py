@@ -35,7 +35,8 @@ from .core import dtypes
 from .core.trace import Tracer
 from .errors import DTypeError, ShapeError
 from .ops.bits import shift_right_logical
-from .ops.special import erf_inv
+from .ops.elementwise import erf
+from .ops.special import erf_inv, gammainc, lgamma
 
 __all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
@@ -301,7 +302,6 @@ def _tiny(dtype):
 def truncated_normal(key, lower, upper, shape=None, dtype=np.float64):
     """Standard normal samples restricted to ``(lower, upper)``, as
     ``jax.random.truncated_normal`` (inverse CDF; differentiable in the bounds)."""
-    from .scipy.special import erf
     dtype = _float_dtype(dtype, "truncated_normal")
     shape = _param_shape(shape, (lower, upper), "truncated_normal")
     sqrt2 = np.asarray(np.sqrt(2.0), dtype)
@@ -607,13 +607,12 @@ def _gamma_sample_fn():
         # Implicit reparameterization (Figurnov et al. 2018): F(x; a) = u held fixed, so
         # dx/da = -(dF/da) / (dF/dx), dF/dx the gamma density.
         from .api import jvp, stop_gradient
-        from .scipy.special import gammainc, gammaln
         key, a = primals
         ta = tangents[1]
         x = gamma_sample(key, a)
         xs, as_ = stop_gradient(x), stop_gradient(a)
         dF = jvp(lambda a_: gammainc(a_, xs), (as_,), (ta,))[1]
-        log_pdf = (as_ - 1) * tnp.log(xs) - xs - gammaln(as_)
+        log_pdf = (as_ - 1) * tnp.log(xs) - xs - lgamma(as_)
         return x, -dF * tnp.exp(-log_pdf)
     return gamma_sample
 
@@ -693,7 +692,6 @@ def _poisson_knuth(key, lam, shape):
 
 
 def _poisson_ptrs(key, lam, shape):
-    from .scipy.special import gammaln
     log_lam = tnp.log(lam)
     b = 0.931 + 2.53 * tnp.sqrt(lam)
     a = -0.059 + 0.02483 * b
@@ -707,7 +705,7 @@ def _poisson_ptrs(key, lam, shape):
         us = 0.5 - tnp.abs(u)
         kk = tnp.floor((2 * a / us + b) * u + lam + 0.43)
         s = tnp.log(v * inv_alpha / (a / (us * us) + b))
-        t_ = -lam + kk * log_lam - gammaln(kk + 1)
+        t_ = -lam + kk * log_lam - lgamma(kk + 1)
         accept1 = tnp.logical_and(us >= 0.07, v <= v_r)
         reject = tnp.logical_or(kk < 0, tnp.logical_and(us < 0.013, v > us))
         accept2 = s <= t_

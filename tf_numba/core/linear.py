@@ -4,11 +4,15 @@
 rule asks for it with ``instantiate``. ``UndefinedPrimal(aval)`` marks the linear inputs of
 an equation being transposed.
 """
-import sys
-
 from . import dtypes
 from .ir import aval_of_value
 from .primitive import register
+
+
+# The ops that rules and transforms build arrays with, by name: ``full``, ``broadcast_in_dim``,
+# ``transpose`` and ``add``. ``ops`` declares them and fills this table when it is imported,
+# since core imports nothing above it.
+ARRAY_OPS = {}
 
 
 class Zero:
@@ -56,7 +60,7 @@ def has_tangent(aval):
 def instantiate(t):
     """A real array for a tangent that may be a symbolic Zero."""
     if type(t) is Zero:
-        return _ops().layout.full(t.aval.shape, 0, t.aval.dtype)
+        return ARRAY_OPS["full"](t.aval.shape, 0, t.aval.dtype)
     return t
 
 
@@ -73,7 +77,7 @@ def defjvp(prim, *partials):
             if fn is None or type(t) is Zero:
                 continue
             term = fn(t, ans, *primals, **params)
-            out = term if out is None else _add(out, term)
+            out = term if out is None else add_tangents(out, term)
         out_aval = aval_of(ans)
         if out is None or not has_tangent(out_aval):
             return ans, Zero(out_aval)
@@ -118,14 +122,10 @@ def broadcast_to_aval(x, aval):
     """Widen a rank-0 tangent term to ``aval``'s shape (elementwise ops broadcast scalars)."""
     if aval_of(x).shape == aval.shape:
         return x
-    return _ops().layout.broadcast_in_dim(x, aval.shape, ())
+    return ARRAY_OPS["broadcast_in_dim"](x, aval.shape, ())
 
 
-def _add(a, b):
-    return _ops().elementwise.add(a, b)
-
-
-def _ops():
-    """The ops package (it imports this module, so it is looked up on first use)."""
-    return sys.modules["tf_numba.ops"]
+def add_tangents(a, b):
+    """The sum of two tangents (or cotangents) of one aval."""
+    return ARRAY_OPS["add"](a, b)
 

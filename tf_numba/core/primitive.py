@@ -28,21 +28,20 @@ class Primitive:
     """An operation of the IR. ``bind`` stages it into the current trace or runs it eagerly.
 
     ``abstract_eval(*avals, **params)`` returns the output ShapedArray (a tuple of them when
-    ``multiple_results``); ``impl(*arrays, **params)`` computes with NumPy.
+    ``multiple_results``); ``impl(*arrays, **params)`` computes with NumPy. ``module``: the
+    module that declares it (imported to unpickle it), if not the caller's.
     """
     __slots__ = ("name", "abstract_eval", "impl", "multiple_results", "family")
 
-    def __init__(self, name, abstract_eval, impl, *, multiple_results=False, family=None):
+    def __init__(self, name, abstract_eval, impl, *, multiple_results=False, family=None,
+                 module=None):
         self.name = name
         self.abstract_eval = abstract_eval
         self.impl = impl
         self.multiple_results = multiple_results
         self.family = family
-        # the caller's module: a family op's is its family's module (ext/__init__ calls)
-        module = sys._getframe(1).f_globals.get("__name__")
-        if family is not None:
-            from ..ext import FAMILIES
-            module = FAMILIES[family].module if family in FAMILIES else module
+        if module is None:
+            module = sys._getframe(1).f_globals.get("__name__")
         REGISTRY.setdefault(name, (self, module))
 
     def bind(self, *args, **params):

@@ -71,8 +71,7 @@ _OPERATOR_UFUNCS = frozenset((
 
 def _numpy_on_tracer(name, tracer):
     """The error for a NumPy function given a traced value: name tnp's function."""
-    from .. import numpy as tnp
-    found = tnp
+    found = Tracer._tnp
     for part in name.split("."):
         found = getattr(found, part, None)
     advice = (f"use tnp.{name} instead (import tf_numba.numpy as tnp)" if found is not None
@@ -83,9 +82,12 @@ def _numpy_on_tracer(name, tracer):
 
 
 class Tracer:
-    """A traced array value. Operators and methods are attached by ``tf_numba.numpy``."""
+    """A traced array value. Operators and methods are attached by ``tf_numba.numpy``, which
+    also puts itself in ``_tnp`` (core imports nothing above it): the NumPy ufuncs that
+    Python operators call on a tracer run its functions."""
     __slots__ = ("builder", "ir_var", "aval")   # aval: the var's, read on every op
     __array_priority__ = 1000
+    _tnp = None
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
@@ -93,8 +95,7 @@ class Tracer:
         in_place = out is None or (len(out) == 1 and out[0] is inputs[0])
         if (method == "__call__" and ufunc.__name__ in _OPERATOR_UFUNCS and not kwargs
                 and in_place):
-            from .. import numpy as tnp
-            return getattr(tnp, ufunc.__name__)(*inputs)
+            return getattr(self._tnp, ufunc.__name__)(*inputs)
         raise _numpy_on_tracer(ufunc.__name__ if method == "__call__"
                                else f"{ufunc.__name__}.{method}", self)
 

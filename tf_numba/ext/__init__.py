@@ -27,6 +27,7 @@ import re
 from ..core.primitive import RULES, Primitive, register
 from ..errors import MissingRuleError, TfNumbaError
 from ..kernel_vocab.rules import Library
+from ..transforms.batching import axis_size_of, bdim_to
 
 FAMILIES = {}
 NUMPY_BLAS, SCIPY_BLAS = "numpy", "scipy"
@@ -66,7 +67,8 @@ class Family:
             raise TfNumbaError(f"family {self.id!r} already has an op {name!r}")
         short = self.id.split(".")[-2]
         prim = Primitive(f"{short}.{name}", abstract_eval, impl,
-                         multiple_results=multiple_results, family=self.id)
+                         multiple_results=multiple_results, family=self.id,
+                         module=self.module)
         self.ops[name] = prim
         if blas is not None:
             HOST_BLAS[prim] = blas
@@ -132,18 +134,9 @@ def family(id):
 def batch_leading(prim, core_ranks):
     """Register a batching rule for an op batched over leading dims: each operand ``i`` has
     ``core_ranks[i]`` trailing core dims, and the outputs put the batch dims first."""
-    from ..numpy import broadcast_to, moveaxis
-
     def rule(args, dims, **params):
-        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-        moved = []
-        for a, d, core in zip(args, dims, core_ranks):
-            if d is None:
-                shape = tuple(a.shape)
-                a = broadcast_to(a, (size,) + shape)
-            else:
-                a = moveaxis(a, d, 0)
-            moved.append(a)
+        size = axis_size_of(args, dims)
+        moved = [bdim_to(a, d, 0, size) for a, d in zip(args, dims)]
         out = prim.bind(*moved, **params)
         return out, ([0] * len(out) if prim.multiple_results else 0)
     register("batch", prim, rule)

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
-from ..errors import ArgumentError, ShapeError, UnsupportedError
+from ..errors import ShapeError, UnsupportedError
 from ..ops import contraction, layout, reductions
 from ..ops import elementwise as ew
 from . import Family
@@ -64,7 +64,7 @@ def _sublist_text(sublist):
     return "".join(out)
 
 
-def _split_args(args):
+def split_args(args):
     """(subscripts, operands) from either calling form of ``numpy.einsum``."""
     if not args:
         raise TypeError("einsum() needs subscripts and at least one operand")
@@ -443,8 +443,7 @@ def _run_prepare(x, ops):
     for op in ops:
         kind = op[0]
         if kind == "diagonal":
-            from ..numpy.manipulation import diagonal
-            x = diagonal(x, 0, op[1], op[2])
+            x = layout.diagonal(x, 0, op[1], op[2])
         elif kind == "reshape":
             x = layout.reshape(x, op[1])
         else:
@@ -458,40 +457,9 @@ def _optimize_key(optimize):
     return optimize
 
 
-def _operands(operands):
-    from ..numpy import _promote as P
-    xs = [P.asarray(x) for x in operands]
-    dt = P.result_type(*xs)
-    return [P.cast(x, dt) for x in xs], dt
-
-
-def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting="safe",
-           precision=None, preferred_element_type=None):
-    """Einstein summation over ``operands``, as ``numpy.einsum``.
-
-    Implicit (``"ij,jk"``) and explicit (``"ij,jk->ik"``) output, ``...``, repeated labels
-    (``"ii->i"``, ``"ii"``), size-1 broadcasting and the sublist form are supported.
-    ``optimize`` picks the contraction order (see the module docstring). JAX's
-    ``precision`` is accepted (products run in their dtype here) and its
-    ``preferred_element_type`` is the dtype to compute in and return, as ``dtype``.
-
-    >>> einsum("ii", np.eye(3))
-    np.float64(3.0)
-    """
-    from ..numpy import _promote as P
-    P.check_unsupported("einsum", out=(out, None), order=(order, "K"))
-    contraction.check_precision(precision, "einsum")
-    if preferred_element_type is not None:
-        if dtype is not None and dtypes.canonical(dtype) != dtypes.canonical(
-                preferred_element_type):
-            raise ArgumentError(f"dtype {dtype} and preferred_element_type "
-                                f"{preferred_element_type} disagree; give one", op="einsum")
-        dtype = preferred_element_type
-    subscripts, arrays = _split_args(operands)
-    xs, dt = _operands(arrays)
-    if dtype is not None:
-        dt = dtypes.canonical(dtype)
-        xs = [P.cast(x, dt) for x in xs]
+def contract(subscripts, xs, dt, optimize="auto"):
+    """``subscripts`` over the arrays ``xs``, all of dtype ``dt``, by the plan for their
+    shapes. ``tnp.einsum`` promotes its operands to one dtype and calls this."""
     logical = dtypes.is_bool(dt)
     if logical:     # NumPy's bool einsum is an or of ands: count, then compare with zero
         xs = [ew.convert_element_type(x, dtypes.int64) for x in xs]
@@ -508,13 +476,13 @@ def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting=
         result = layout.transpose(result, p.final_perm)
     if logical:
         result = ew.ne(result, np.asarray(0, np.int64))
-    return P.scalar_result(result)
+    return result
 
 
 def einsum_path(*operands, optimize="auto"):
     """(path, description) as ``numpy.einsum_path``: the pairwise contraction order einsum
     uses for these operands, in NumPy's ``["einsum_path", (i, j), ...]`` form."""
-    subscripts, arrays = _split_args(operands)
+    subscripts, arrays = split_args(operands)
     shapes = tuple(tuple(aval_of(x).shape) if not isinstance(x, (int, float, complex))
                    else () for x in arrays)
     p = plan(subscripts, shapes, _optimize_key(optimize))

@@ -61,6 +61,7 @@ from ..core import dtypes
 from ..core.ir import ShapedArray
 from ..core.linear import Zero, aval_of, is_undefined, is_zero, instantiate
 from ..core.primitive import register
+from ..core.trace import Tracer
 from ..errors import DTypeError, MissingRuleError, ShapeError, UnsupportedError
 from . import NUMPY_BLAS, SCIPY_BLAS, Family, batch_leading, numpy_lapack
 
@@ -71,8 +72,10 @@ DEGENERACY_RTOL = float(np.finfo(np.float64).eps) * 10
 
 
 def _tnp():
-    from .. import numpy as tnp
-    return tnp
+    """``tf_numba.numpy``, which the derivative rules below are written in. It sits above
+    this family (its ``linalg`` is built on it), so it is not imported here: it installs
+    itself on ``Tracer`` when it loads, as it installs the tracer's operators."""
+    return Tracer._tnp
 
 
 # ---------------------------------------------------------------- abstract evaluation

@@ -27,7 +27,13 @@ import warnings
 
 import numpy as np
 
-from ..lowering.numpy_blas import library_path
+def library_path():
+    """Path of NumPy's extension module that links the BLAS its own products call
+    (looking a symbol up in it searches that BLAS too; ``lowering/numpy_blas.py`` finds
+    its products there)."""
+    from numpy._core import _multiarray_umath
+    return _multiarray_umath.__file__
+
 
 # cblas enums (C ints)
 _ROW_MAJOR = 101

@@ -26,7 +26,7 @@ import functools
 
 import numba
 
-from . import numpy_blas
+from ..ext.numpy_lapack import library_path
 from .native import calling, register
 
 _SETTERS = ("openblas_set_num_threads_local", "MKL_Set_Num_Threads_Local")
@@ -79,7 +79,7 @@ def _numba_blas_setter():
 
 
 def _numpy_blas_setter():
-    return _setter_in(numpy_blas.library_path())
+    return _setter_in(library_path())
 
 
 def _same(a, b):

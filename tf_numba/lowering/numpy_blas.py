@@ -17,6 +17,7 @@ placeholder nothing calls (``native.register``).
 """
 import ctypes
 
+from ..ext.numpy_lapack import library_path
 from .native import calling, register
 
 # cblas ?gemm (and real ?gemv) with 64-bit integers, in the naming of NumPy's wheels
@@ -27,13 +28,6 @@ _SYMBOL = "tf_numba_numpy_{}"
 
 # cblas enums (C ints): row-major storage; an operand read as it is (its transpose: 112)
 ROW_MAJOR, NO_TRANS = 101, 111
-
-
-def library_path():
-    """Path of NumPy's extension module that links the BLAS its own products call
-    (looking a symbol up in it searches that BLAS too)."""
-    from numpy._core import _multiarray_umath
-    return _multiarray_umath.__file__
 
 
 def _register():

@@ -25,7 +25,7 @@ from ..ops import elementwise as ew
 from ..ops import layout
 from ..core.symbolic import bind_dims, is_symbolic, specialize, substitute
 from ..ext import SCIPY_BLAS
-from ..transforms.lowering_rewrites import prepare_for_lowering
+from .rewrites import prepare_for_lowering
 from ..transforms.simplify import dead_code_elimination
 from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)

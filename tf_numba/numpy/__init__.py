@@ -25,6 +25,7 @@ Functional updates replace in-place assignment: ``x.at[idx].set(v)`` on traced v
 | linalg, fft | ``numpy.linalg`` and ``numpy.fft`` on the extension op families |
 """
 import math as _math
+import sys as _sys
 
 import numpy as _np
 
@@ -43,7 +44,8 @@ from . import creation, indexing, manipulation, math, numerical, products, reduc
 from . import functional, index_tricks
 from . import fft, linalg
 from ._promote import locate_errors as _locate_errors, result_type
-from ..ext.einsum import einsum, einsum_path
+from .products import einsum
+from ..ext.einsum import einsum_path
 
 # Errors from any public function name it and the user's line (see _promote.locate_errors).
 for _module in (creation, indexing, manipulation, math, numerical, products, reductions,
@@ -53,7 +55,7 @@ for _module in (creation, indexing, manipulation, math, numerical, products, red
 result_type = _locate_errors(result_type)
 fill_diagonal = _locate_errors(fill_diagonal)   # (r_ and c_ are objects, not functions)
 
-_methods.install()
+_methods.install(_sys.modules[__name__])
 
 # dtypes: NumPy's scalar types, so ``x.astype(tnp.float32)`` and ``tnp.float32(1)`` work.
 bool_ = _np.bool_

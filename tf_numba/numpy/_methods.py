@@ -132,8 +132,10 @@ _PROPERTIES = {
 }
 
 
-def install():
-    """Attach everything above to Tracer (idempotent); errors name the user's line."""
+def install(namespace):
+    """Attach everything above to Tracer (idempotent), and ``namespace`` (``tf_numba.numpy``)
+    as the functions NumPy's operators on a tracer run; errors name the user's line."""
+    Tracer._tnp = namespace
     located = locate_errors
     for name, fn in _BINARY.items():
         setattr(Tracer, f"__{name}__", located(_forward(fn)))

@@ -889,18 +889,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     j = P.axis_arg(axis2, rank, "diagonal")
     if i == j:
         raise ShapeError("axis1 and axis2 cannot be the same", op="diagonal")
-    offset = P.concrete_int(offset, "diagonal", "offset")
-    x = moveaxis(x, (i, j), (-2, -1))
-    s = _shape(x)
-    n, m = s[-2], s[-1]
-    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0
-                          else builtins.min(n + offset, m))
-    flat = layout.reshape(x, s[:-2] + (n * m,))
-    start = offset if offset >= 0 else -offset * m
-    if length == 0:
-        return layout.slice_in_dim(flat, 0, 0, 1, len(s) - 2)
-    limit = start + (length - 1) * (m + 1) + 1
-    return layout.slice_in_dim(flat, start, limit, m + 1, len(s) - 2)
+    return layout.diagonal(x, P.concrete_int(offset, "diagonal", "offset"), i, j)
 
 
 def diag(v, k=0):

@@ -10,7 +10,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..errors import ShapeError, UnsupportedError
-from ..ops import layout
+from ..ops import control, layout
 from . import _promote as P
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "convolve", "correlate", "interp",
@@ -168,9 +168,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 
 def _numpy_convolve(a, v, mode, name):
-    """NumPy's 1-D modes on ``scipy.signal``'s full convolution (one implementation for
-    both): 'same' keeps max(n, m) values and 'valid' max - min + 1, centred."""
-    from ..scipy import signal
+    """NumPy's 1-D modes on the full convolution ``scipy.signal`` computes too (one
+    implementation for both): 'same' keeps max(n, m) values and 'valid' max - min + 1,
+    centred."""
+    from . import _convolution
     x, w = _arr(a), _arr(v)
     if len(_shape(x)) != 1 or len(_shape(w)) != 1:
         raise ShapeError("object too deep for desired array (inputs must be 1-D)", op=name)
@@ -180,7 +181,7 @@ def _numpy_convolve(a, v, mode, name):
     if mode not in ("full", "same", "valid"):
         raise ShapeError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})",
                          op=name)
-    full = signal.convolve(x, w, "full")
+    full = _convolution.convolve(x, w, "full", "auto", None, name)
     short = min(n, m)
     start, count = {"full": (0, n + m - 1), "same": ((short - 1) // 2, max(n, m)),
                     "valid": (short - 1, max(n, m) - short + 1)}[mode]
@@ -358,25 +359,28 @@ __all__ += ["gcd", "lcm", "frexp", "unwrap", "polyfit", "histogram"]
 
 def gcd(x1, x2):
     """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise (integers),
-    by Euclid's algorithm as a ``while_loop`` over the whole arrays.
+    by Euclid's algorithm as a ``while`` loop over the whole arrays (the primitive itself:
+    ``lax.while_loop`` sits above tnp).
 
     >>> tnp.gcd(np.array([12, 20, 0]), 8)
     array([4, 4, 8])
     """
-    from .. import lax
     from . import math as tm
     from .reductions import any as any_
     a, b = P.promote("gcd", x1, x2)
     if not dtypes.is_integer(P.dtype_of(a)):
         raise UnsupportedError(f"needs integers, got {P.dtype_of(a).name}", op="gcd")
-    a, b = P.broadcast_all("gcd", [tm.abs(a), tm.abs(b)])
+    carry = [_arr(x) for x in P.broadcast_all("gcd", [tm.abs(a), tm.abs(b)],
+                                              keep_scalars=False)]
 
-    def step(ab):
-        a, b = ab
+    def step(a, b):
         nonzero = b != 0
         safe = tm.where(nonzero, b, 1)
         return tm.where(nonzero, b, a), tm.where(nonzero, tm.remainder(a, safe), 0)
-    return lax.while_loop(lambda ab: any_(ab[1] != 0), step, (a, b))[0]
+    avals = [aval_of(x) for x in carry]
+    cond, cond_lead = control.trace_program(lambda a, b: [any_(b != 0)], avals)
+    body, body_lead = control.trace_program(step, avals)
+    return control.while_bind(cond_lead, body_lead, carry, cond, body)[0]
 
 
 def lcm(x1, x2):

@@ -12,14 +12,15 @@ from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes
 from ..core.trace import Tracer
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
+from ..ext import einsum as E
 from ..ops import contraction
 from ..ops import elementwise as ew
 from ..ops import layout
 from . import _promote as P
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "trace", "kron", "cross",
-           "vecdot", "matvec", "vecmat"]
+           "vecdot", "matvec", "vecmat"]     # (and einsum, imported by name in __init__)
 
 
 _shape = P.shape_of
@@ -319,3 +320,35 @@ def vecmat(x1, x2, /):
     out = P.asarray(matmul(layout.expand_dims(v, (len(P.shape_of(v)) - 1,)), x2))
     s = P.shape_of(out)
     return layout.reshape(out, s[:-2] + s[-1:])
+
+
+def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting="safe",
+           precision=None, preferred_element_type=None):
+    """Einstein summation over ``operands``, as ``numpy.einsum``.
+
+    The operands are promoted to one dtype, then contracted by the family
+    ``tf_numba.einsum.v1`` (``ext/einsum.py``). Implicit (``"ij,jk"``) and explicit (``"ij,jk->ik"``) output, ``...``, repeated labels
+    (``"ii->i"``, ``"ii"``), size-1 broadcasting and the sublist form are supported.
+    ``optimize`` picks the contraction order (see ``ext/einsum.py``). JAX's
+    ``precision`` is accepted (products run in their dtype here) and its
+    ``preferred_element_type`` is the dtype to compute in and return, as ``dtype``.
+
+    >>> tnp.einsum("ii", np.eye(3))
+    np.float64(3.0)
+    """
+    P.check_unsupported("einsum", out=(out, None), order=(order, "K"))
+    contraction.check_precision(precision, "einsum")
+    if preferred_element_type is not None:
+        if dtype is not None and dtypes.canonical(dtype) != dtypes.canonical(
+                preferred_element_type):
+            raise ArgumentError(f"dtype {dtype} and preferred_element_type "
+                                f"{preferred_element_type} disagree; give one", op="einsum")
+        dtype = preferred_element_type
+    subscripts, arrays = E.split_args(operands)
+    xs = [P.asarray(x) for x in arrays]
+    dt = P.result_type(*xs)
+    xs = [P.cast(x, dt) for x in xs]
+    if dtype is not None:
+        dt = dtypes.canonical(dtype)
+        xs = [P.cast(x, dt) for x in xs]
+    return P.scalar_result(E.contract(subscripts, xs, dt, optimize))

@@ -22,3 +22,9 @@ Each module's ``PRIMS`` maps primitive names to primitives.
 from . import elementwise, layout, reductions, indexing, contraction, sorting, special, control  # noqa: F401,E501
 from . import windows  # noqa: F401,E402
 from . import bits  # noqa: F401,E402
+from ..core.linear import ARRAY_OPS  # noqa: E402
+
+# the ops that core's rule helpers and the transforms build arrays with (core cannot import
+# this package)
+ARRAY_OPS.update(full=layout.full, broadcast_in_dim=layout.broadcast_in_dim,
+                 transpose=layout.transpose, add=elementwise.add)

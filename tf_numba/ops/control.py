@@ -39,6 +39,8 @@ from ..core.primitive import Primitive, register
 from ..core.shapes import Sym
 from ..core.trace import ProgramBuilder
 from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..transforms import ad, batching
+from ..transforms.simplify import dead_code_elimination, simplify
 from . import elementwise as ew
 from . import layout
 
@@ -63,7 +65,7 @@ def trace_program(fn, avals):
         ins = [builder.new_input(a) for a in avals]
         outs = fn(*ins)
         program, captured = builder.build(list(outs))
-    return close(_simplified(program), len(avals), captured)
+    return close(simplify(program), len(avals), captured)
 
 
 def close(program, n_explicit, captured=()):
@@ -74,11 +76,6 @@ def close(program, n_explicit, captured=()):
     extra = list(program.invars[n_explicit:])
     closed = program.replace(invars=const_vars + extra + explicit, consts=())
     return closed, values + list(captured)
-
-
-def _simplified(program):
-    from ..transforms.simplify import simplify
-    return simplify(program)
 
 
 def emit(fn, in_vars, out_vars):
@@ -298,11 +295,6 @@ checkpoint_p = _declare("checkpoint", _checkpoint_eval, _checkpoint_impl)
 
 # ---------------------------------------------------------------- rule helpers
 
-def _ad():
-    from ..transforms import ad
-    return ad
-
-
 def lift(program):
     """(``program`` with its consts as leading inputs, the const values)."""
     if not program.consts:
@@ -341,7 +333,7 @@ def _jvp_fixpoint(body, consts_nz, carry_nz, rest_nz, num_carry):
     carry_inexact = [has_tangent(v.aval) for v in
                      body.invars[len(consts_nz):len(consts_nz) + len(carry_nz)]]
     while True:
-        jprog, nonzero = _ad().jvp_program(body, consts_nz + carry_nz + rest_nz)
+        jprog, nonzero = ad.jvp_program(body, consts_nz + carry_nz + rest_nz)
         grown = [a or (b and e) for a, b, e in zip(carry_nz, nonzero[:num_carry], carry_inexact)]
         if grown == carry_nz:
             return jprog, nonzero, carry_nz
@@ -377,7 +369,7 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     invars = pc + present(tc) + pk + present(tk) + px + present(tx)
     outvars = (pko + [t for t, m in zip(tko, knz) if m] + py
                + [t for t, m in zip(ty, ynz) if m])
-    new_body, lead = lift(_simplified(_permute(jprog, invars, outvars)))
+    new_body, lead = lift(simplify(_permute(jprog, invars, outvars)))
     pcv, pkv, pxv = _split(primals, num_consts, num_carry)
     tcv, tkv, txv = _split(tangents, num_consts, num_carry)
 
@@ -409,14 +401,13 @@ def _invariant_vars(program, const_invars):
 
 
 def _scan_partial_eval(eqn, unknowns):
-    from ..transforms.simplify import dead_code_elimination
     p = eqn.params
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     length, reverse = p["length"], p["reverse"]
     ny = len(body.outvars) - nk
     cu, ku, xu = _split(unknowns, nc, nk)
     while True:
-        known, lin, out_uk, nres = _ad().partial_eval_program(body, cu + ku + xu,
+        known, lin, out_uk, nres = ad.partial_eval_program(body, cu + ku + xu,
                                                              ku + [False] * ny)
         grown = [a or b for a, b in zip(ku, out_uk[:nk])]
         if grown == ku:
@@ -436,11 +427,11 @@ def _scan_partial_eval(eqn, unknowns):
     stacked = [r for r in residuals if r not in invariant and r not in x_position]
 
     hoist = dead_code_elimination(Program(known_consts, (), inv_eqns, hoisted))
-    known_body = _simplified(known.replace(outvars=list(known.outvars[:n_known_outs])
+    known_body = simplify(known.replace(outvars=list(known.outvars[:n_known_outs])
                                            + stacked))
     lin_invars = dict(zip(residuals, lin.invars[:nres]))
     uc, uk, ux = _split(lin.invars[nres:], sum(cu), sum(ku))
-    lin_body = _simplified(_permute(
+    lin_body = simplify(_permute(
         lin, [lin_invars[r] for r in hoisted] + uc + uk
         + [lin_invars[r] for r in from_xs + stacked] + ux, lin.outvars))
 
@@ -479,7 +470,6 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
     # The linear scan's consts and xs are residuals (known) or linear (undefined); its
     # carries are linear. The transpose runs the other way, carrying the carry cotangent
     # and an accumulator for each linear const, and emits the linear xs' cotangents.
-    ad = _ad()
     consts, init, xs = _split(args, num_consts, num_carry)
     bc, bk, bx = _split(body.invars, num_consts, num_carry)
     c_lin = [is_undefined(c) for c in consts]
@@ -503,7 +493,7 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
     avals = ([aval(v) for v in res_c] + [aval(v) for v in lin_c] + [aval(v) for v in bk]
              + [aval(v) for v in res_x] + [aval(o) for o in body.outvars[num_carry:]])
     tb, lead = trace_program(t_body, avals)
-    tb = _simplified(tb)
+    tb = simplify(tb)
     ct_carry = [instantiate(c) for c in cts[:num_carry]]
     ct_ys = [instantiate(c) for c in cts[num_carry:]]
     acc0 = [_zeros(v.aval) for v in lin_c]
@@ -519,13 +509,8 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
 
 # ---------------------------------------------------------------- scan: batching
 
-def _batching():
-    from ..transforms import batching
-    return batching
-
-
 def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse):
-    B = _batching()
+    B = batching
     size = B.axis_size_of(args, dims)
     consts, init, xs = _split(args, num_consts, num_carry)
     cd, kd, xd = _split(dims, num_consts, num_carry)
@@ -541,7 +526,7 @@ def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse):
         if grown == batched:
             break
         batched = grown
-    nb, lead = lift(_simplified(nb))
+    nb, lead = lift(simplify(nb))
     init = [B.bdim_to(c, d, 0, size) if b else c for c, d, b in zip(init, kd, batched)]
     outs = scan_bind(lead + consts, init, xs, nb, length, reverse)
     y_dims = [None if d is None else d + 1 for d in out_dims[num_carry:]]
@@ -570,7 +555,7 @@ def _while_jvp(primals, tangents, *, cond, body, cond_nconsts, body_nconsts, tri
     pvars, tvars, pouts, touts = _jvp_layout(jprog, len(body.invars), bnz + knz, nk)
     pb, pk = _split(pvars, body_nconsts)
     tb, tk = _split(tvars, body_nconsts)
-    new_body, lead = lift(_simplified(_permute(
+    new_body, lead = lift(simplify(_permute(
         jprog, pb + [t for t in tb if t is not None] + pk + [t for t in tk if t is not None],
         pouts + [t for t, m in zip(touts, knz) if m])))
     cc_vars, ck_vars = _split(cond.invars, cond_nconsts)
@@ -607,7 +592,7 @@ def _tape_scan_body(body, body_nconsts, carry_unknown, tangent_body=None):
              + [ShapedArray((), dtypes.bool_)]
              + [v.aval for v, u in zip(body.invars[body_nconsts:], carry_unknown) if not u])
     program, lead = trace_program(run, avals)
-    return _simplified(program), lead
+    return simplify(program), lead
 
 
 def _recording_while_jvp(primals, tangents, *, cond, body, cond_nconsts, body_nconsts,
@@ -639,7 +624,7 @@ def _recording_while_jvp(primals, tangents, *, cond, body, cond_nconsts, body_nc
     prog, lead = trace_program(run, avals)
     res = scan_bind(lead + bc + [instantiate(t) for t, m in zip(tbc, bnz) if m],
                     [instantiate(t) for t, m in zip(tinit, knz) if m],
-                    [active] + tapes, _simplified(prog), trips, False)
+                    [active] + tapes, simplify(prog), trips, False)
     t_final, t_tapes = iter(res[:n_t]), iter(res[n_t:])
     out_t = [next(t_final) if m else Zero(aval_of(c)) for c, m in zip(carry, knz)]
     out_t.append(Zero(aval_of(active)))
@@ -660,7 +645,6 @@ def _while_partial_eval(eqn, unknowns):
     nk = len(ku)
     if any(ccu):
         raise UnsupportedError("the loop condition depends on a tangent", op="while_loop")
-    ad = _ad()
     while True:
         known, _, out_uk, _ = ad.partial_eval_program(body, bcu + ku, ku)
         grown = [a or b for a, b in zip(ku, out_uk)]
@@ -671,8 +655,7 @@ def _while_partial_eval(eqn, unknowns):
         raise UnsupportedError("the loop condition depends on a tangent", op="while_loop")
     cc, bc, init = _split(eqn.invars, ncc, nbc)
     n_known = nk - sum(ku)
-    known_body = _simplified(known.replace(outvars=list(known.outvars[:n_known])))
-    from ..transforms.simplify import dead_code_elimination
+    known_body = simplify(known.replace(outvars=list(known.outvars[:n_known])))
     cond_cc, cond_k = _split(cond.invars, ncc)
     known_cond = dead_code_elimination(cond).replace(
         invars=cond_cc + [v for v, u in zip(cond_k, ku) if not u])
@@ -705,7 +688,7 @@ def _while_partial_eval(eqn, unknowns):
 # ---------------------------------------------------------------- while_loop: batching
 
 def _while_batch(args, dims, *, cond, body, cond_nconsts, body_nconsts, trips):
-    B = _batching()
+    B = batching
     size = B.axis_size_of(args, dims)
     cc, bc, init = _split(args, cond_nconsts, body_nconsts)
     ccd, bcd, kd = _split(dims, cond_nconsts, body_nconsts)
@@ -722,8 +705,8 @@ def _while_batch(args, dims, *, cond, body, cond_nconsts, body_nconsts, trips):
             break
         batched = grown
     init = [B.bdim_to(c, d, 0, size) if b else c for c, d, b in zip(init, kd, batched)]
-    nb, nb_lead = lift(_simplified(nb))
-    ncond, nc_lead = lift(_simplified(ncond))
+    nb, nb_lead = lift(simplify(nb))
+    ncond, nc_lead = lift(simplify(ncond))
     if pred_dim is None:
         outs = while_bind(nc_lead + cc, nb_lead + bc, init, ncond, nb, trips)
         if trips is None:
@@ -750,7 +733,7 @@ def _while_batch(args, dims, *, cond, body, cond_nconsts, body_nconsts, trips):
     wc, wc_lead = trace_program(cond_fn, [aval_of(x) for x in init] + [pred_aval])
     pred0 = eval_program(ncond, nc_lead + cc + init)[0]
     outs = while_bind(wc_lead, wb_lead + nc_lead + cc + nb_lead + bc, init + [pred0],
-                      wc, _simplified(wb), trips)
+                      wc, simplify(wb), trips)
     if trips is None:
         return outs[:nk], [0] * nk
     active, tapes = outs[-1], outs[nk + 2:nk + 2 + nk]
@@ -768,10 +751,10 @@ def _cond_jvp(primals, tangents, *, branches):
     index, ops, tops = primals[0], list(primals[1:]), tangents[1:]
     mask = _tangent_mask(tops, [v.aval for v in branches[0].invars])
     n_out = len(branches[0].outvars)
-    jvps = [_ad().jvp_program(b, mask) for b in branches]
+    jvps = [ad.jvp_program(b, mask) for b in branches]
     out_nz = [any(nz[k] for _, nz in jvps) and has_tangent(a)
               for k, a in enumerate(branches[0].out_avals)]
-    progs = [_simplified(j.replace(outvars=list(j.outvars[:n_out]) + [
+    progs = [simplify(j.replace(outvars=list(j.outvars[:n_out]) + [
         t for t, m in zip(j.outvars[n_out:], out_nz) if m])) for j, _ in jvps]
     progs, lead = join(progs)
     outs = cond_p.bind(index, *lead, *ops, *[instantiate(t) for t, m in zip(tops, mask) if m],
@@ -781,7 +764,6 @@ def _cond_jvp(primals, tangents, *, branches):
 
 
 def _cond_partial_eval(eqn, unknowns):
-    ad = _ad()
     branches = eqn.params["branches"]
     if unknowns[0]:
         raise UnsupportedError("the branch index depends on a tangent", op="cond")
@@ -823,7 +805,7 @@ def _cond_partial_eval(eqn, unknowns):
         lin, nres = s[1], s[3]
         lead = [v for j, avals in enumerate(res_avals) for v in (
             lin.invars[:nres] if j == k else [Var(a) for a in avals])]
-        lin_progs.append(_simplified(lin.replace(invars=lead + list(lin.invars[nres:]))))
+        lin_progs.append(simplify(lin.replace(invars=lead + list(lin.invars[nres:]))))
     lin_progs, l_lead = join(lin_progs)
     unknown_ops = [v for v, u in zip(eqn.invars[1:], ops_uk) if u]
 
@@ -840,17 +822,16 @@ def _known_branch_program(run, avals):
         ins = [builder.new_input(a) for a in avals]
         program, captured = builder.build(list(run(*ins)))
     assert not captured
-    return _simplified(program)
+    return simplify(program)
 
 
 def _cond_transpose(cts, index, *ops, branches):
-    ad = _ad()
     lin = [is_undefined(o) for o in ops]
     progs = []
     for b in branches:
         res = [v for v, u in zip(b.invars, lin) if not u]
         lin_in = [v for v, u in zip(b.invars, lin) if u]
-        progs.append(_simplified(ad.transpose_program(_permute(b, res + lin_in, b.outvars),
+        progs.append(simplify(ad.transpose_program(_permute(b, res + lin_in, b.outvars),
                                                       len(res))))
     progs, lead = join(progs)
     res_vals = [o for o, u in zip(ops, lin) if not u]
@@ -860,7 +841,7 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 def _cond_batch(args, dims, *, branches):
-    B = _batching()
+    B = batching
     size = B.axis_size_of(args, dims)
     index, ops = args[0], list(args[1:])
     di, dops = dims[0], list(dims[1:])
@@ -868,7 +849,7 @@ def _cond_batch(args, dims, *, branches):
     if di is None:
         found = [B.batch_program(b, dops, size)[1] for b in branches]
         want = [0 if any(f[k] is not None for f in found) else None for k in range(n_out)]
-        progs = [_simplified(B.batch_program(b, dops, size, want)[0]) for b in branches]
+        progs = [simplify(B.batch_program(b, dops, size, want)[0]) for b in branches]
         progs, lead = join(progs)
         return cond_p.bind(index, *lead, *ops, branches=tuple(progs)), want
     # a per-example index: every branch runs, and each example takes its own branch's
@@ -898,10 +879,10 @@ register("batch", cond_p, _cond_batch)
 
 def _checkpoint_jvp(primals, tangents, *, body):
     mask = _tangent_mask(tangents, [v.aval for v in body.invars])
-    jprog, nonzero = _ad().jvp_program(body, mask)
+    jprog, nonzero = ad.jvp_program(body, mask)
     n_out = len(body.outvars)
     out_nz = [nz and has_tangent(a) for nz, a in zip(nonzero, body.out_avals)]
-    prog, lead = lift(_simplified(jprog.replace(outvars=list(jprog.outvars[:n_out]) + [
+    prog, lead = lift(simplify(jprog.replace(outvars=list(jprog.outvars[:n_out]) + [
         t for t, m in zip(jprog.outvars[n_out:], out_nz) if m])))
     outs = checkpoint_p.bind(*lead, *primals, *[instantiate(t) for t, m in zip(tangents, mask)
                                                 if m], body=prog)
@@ -914,15 +895,15 @@ def _checkpoint_partial_eval(eqn, unknowns):
     # body (so its residuals are just the checkpoint's known inputs) and is recomputed
     # when it is transposed
     body = eqn.params["body"]
-    known, _, out_uk, nres = _ad().partial_eval_program(body, unknowns)
+    known, _, out_uk, nres = ad.partial_eval_program(body, unknowns)
     n_known = len(known.outvars) - nres
-    known_body = _simplified(known.replace(outvars=list(known.outvars[:n_known])))
+    known_body = simplify(known.replace(outvars=list(known.outvars[:n_known])))
     k_in = [v for v, u in zip(eqn.invars, unknowns) if not u]
 
     def known_fn(*ins):
         return checkpoint_p.bind(*ins, body=known_body)
     k_eqns, k_consts = emit(known_fn, k_in, [v for v, u in zip(eqn.outvars, out_uk) if not u])
-    lin_body = _simplified(body.replace(outvars=[v for v, u in zip(body.outvars, out_uk) if u]))
+    lin_body = simplify(body.replace(outvars=[v for v, u in zip(body.outvars, out_uk) if u]))
 
     def lin_fn(*ins):
         return checkpoint_p.bind(*ins, body=lin_body)
@@ -934,21 +915,20 @@ def _checkpoint_partial_eval(eqn, unknowns):
 def _checkpoint_transpose(cts, *args, body):
     # rerun the forward (as a checkpoint of its own, so simplification does not merge it
     # with the forward pass and store its values after all), then transpose the rest
-    ad = _ad()
     lin = [is_undefined(a) for a in args]
     known, linear, _, nres = ad.partial_eval_program(body, lin, [True] * len(body.outvars))
     known_args = [a for a, u in zip(args, lin) if not u]
-    residuals = checkpoint_p.bind(*known_args, body=_simplified(known)) if nres else []
+    residuals = checkpoint_p.bind(*known_args, body=simplify(known)) if nres else []
     transposed = ad.transpose_program(linear, nres)
     outs = iter(eval_program(transposed, list(residuals) + [instantiate(c) for c in cts]))
     return [next(outs) if u else None for u in lin]
 
 
 def _checkpoint_batch(args, dims, *, body):
-    B = _batching()
+    B = batching
     size = B.axis_size_of(args, dims)
     nb, out_dims = B.batch_program(body, dims, size)
-    nb, lead = lift(_simplified(nb))
+    nb, lead = lift(simplify(nb))
     return checkpoint_p.bind(*lead, *args, body=nb), out_dims
 
 

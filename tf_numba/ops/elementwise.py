@@ -19,7 +19,9 @@ from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError
 from ..kernel_vocab.scalar_exprs import (bitwise, call, compare, infix, literal, typed, vmath,
-                                     written)
+                                         written)
+from ..transforms import batching as B
+from ..transforms import simplify
 
 # ---------------------------------------------------------------- dtype classes
 
@@ -549,8 +551,6 @@ def batch_elementwise(prim):
     one batch axis (the most common one, so usually nothing moves); a batched rank-0 operand
     and an unbatched operand of the output's shape are broadcast to the batched shape;
     unbatched rank-0 operands stay scalars."""
-    from ..transforms import batching as B
-
     def rule(args, dims, **params):
         size = B.axis_size_of(args, dims)
         ranks = [len(B.shape_of(x)) - (d is not None) for x, d in zip(args, dims)]
@@ -578,3 +578,6 @@ def batch_elementwise(prim):
 
 for _prim in PRIMS.values():
     batch_elementwise(_prim)
+
+simplify.SCALAR_BROADCASTING.update(PRIMS.values())
+simplify.COMMUTATIVE.update((PRIMS["add"], PRIMS["mul"]))

@@ -15,6 +15,7 @@ from ..core.linear import Zero, aval_of, has_tangent, instantiate, is_undefined
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import DTypeError, ShapeError, TfIndexError
+from ..transforms import batching
 from . import elementwise as ew
 from . import layout
 from .layout import located
@@ -483,11 +484,6 @@ register("transpose", dynamic_update_slice_p, _dynamic_update_slice_transpose)
 
 # ---------------------------------------------------------------- batching
 
-def _batching():
-    from ..transforms import batching
-    return batching
-
-
 def _with_batch_index(indices, size):
     """Batched ``indices`` (batch axis first) with a leading column naming the example."""
     shape = aval_of(indices).shape
@@ -497,11 +493,11 @@ def _with_batch_index(indices, size):
 
 
 def _index_to_front(indices, d):
-    return _batching().moveaxis(indices, d, 0)
+    return batching.moveaxis(indices, d, 0)
 
 
 def _gather_batch(args, dims, *, axes):
-    B = _batching()
+    B = batching
     (x, indices), (dx, di) = args, dims
     batch_rank = len(aval_of(indices).shape) - 1 - (di is not None)
     if di is None:
@@ -520,7 +516,7 @@ def _gather_batch(args, dims, *, axes):
 
 def _scatter_batch(prim):
     def rule(args, dims, *, axes):
-        B = _batching()
+        B = batching
         (x, indices, updates), (dx, di, du) = args, dims
         size = B.axis_size_of(args, dims)
         if di is None:
@@ -562,7 +558,7 @@ def _window_indices(starts, start_dims, operand_shape, window, size, x_batched):
 
 
 def _dynamic_slice_batch(args, dims, *, slice_sizes):
-    B = _batching()
+    B = batching
     x, starts = args[0], args[1:]
     dx, start_dims = dims[0], dims[1:]
     if all(d is None for d in start_dims):
@@ -581,7 +577,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
 
 
 def _dynamic_update_slice_batch(args, dims):
-    B = _batching()
+    B = batching
     (x, update), starts = args[:2], args[2:]
     (dx, du), start_dims = dims[:2], dims[2:]
     size = B.axis_size_of(args, dims)

@@ -21,6 +21,7 @@ from ..errors import DTypeError, ShapeError, TfNumbaError
 from ..kernel_vocab.rules import IndexMap
 from ..kernel_vocab.scalar_exprs import typed
 from ..tracebacks import drop_internal_frames, entry_point
+from ..transforms import batching
 
 PRIMS = {}
 
@@ -369,6 +370,23 @@ def slice_in_dim(x, start, limit, stride=1, axis=0):
     return slice_(x, starts, limits, strides)
 
 
+def diagonal(x, offset, axis1, axis2):
+    """The ``offset`` diagonal of ``x`` over its distinct axes ``axis1`` and ``axis2``
+    (non-negative), appended as the last axis: the two axes moved last and flattened into
+    one, then a strided slice of it."""
+    rank = len(aval_of(x).shape)
+    x = transpose(x, tuple(a for a in range(rank) if a not in (axis1, axis2)) + (axis1, axis2))
+    s = aval_of(x).shape
+    n, m = s[-2], s[-1]
+    length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
+    flat = reshape(x, s[:-2] + (n * m,))
+    start = offset if offset >= 0 else -offset * m
+    if length == 0:
+        return slice_in_dim(flat, 0, 0, 1, len(s) - 2)
+    limit = start + (length - 1) * (m + 1) + 1
+    return slice_in_dim(flat, start, limit, m + 1, len(s) - 2)
+
+
 # ---------------------------------------------------------------- pad
 
 def _pad_eval(x, padding_value, *, padding_config):
@@ -608,11 +626,6 @@ def full(shape, fill_value, dtype=None):
 
 # ---------------------------------------------------------------- batching
 
-def _batching():
-    from ..transforms import batching
-    return batching
-
-
 def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
     # the batch axis lands right after the output dim of the operand dim before it, so
     # broadcast_dimensions stay increasing and nothing moves
@@ -629,7 +642,7 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
 def _reshape_batch(args, dims, *, new_sizes):
     (x,), (d,) = args, dims
     size = aval_of(x).shape[d]
-    x = _batching().moveaxis(x, d, 0)
+    x = batching.moveaxis(x, d, 0)
     return reshape(x, (size,) + tuple(new_sizes)), 0
 
 
@@ -653,7 +666,7 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
 
 
 def _pad_batch(args, dims, *, padding_config):
-    B = _batching()
+    B = batching
     (x, value), (dx, dv) = args, dims
     size = B.axis_size_of(args, dims)
     d = 0 if dx is None else dx
@@ -673,7 +686,7 @@ def _pad_batch(args, dims, *, padding_config):
 
 
 def _concatenate_batch(args, dims, *, dimension):
-    B = _batching()
+    B = batching
     size = B.axis_size_of(args, dims)
     d = B.common_dim(args, dims)
     xs = [B.bdim_to(x, e, d, size) for x, e in zip(args, dims)]

@@ -17,6 +17,7 @@ from ..core.shapes import normalize_axes, normalize_axis, same_shape
 from ..errors import DTypeError, ShapeError
 from ..kernel_vocab.rules import Reduction
 from ..kernel_vocab.scalar_exprs import literal
+from ..transforms import batching as B
 from . import elementwise as ew
 from . import indexing, layout
 from .layout import located
@@ -420,7 +421,6 @@ def _cumulative_batch(prim):
 
 
 def _linear_recurrence_batch(args, dims, *, axis, reverse):
-    from ..transforms import batching as B
     size = B.axis_size_of(args, dims)
     d = B.common_dim(args, dims)
     a, b = (B.bdim_to(x, e, d, size) for x, e in zip(args, dims))

@@ -13,6 +13,7 @@ from ..core.linear import Zero, aval_of, has_tangent
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import ShapeError
+from ..transforms import batching as B
 from . import indexing, layout
 from .layout import located
 
@@ -85,7 +86,6 @@ register("jvp", sort_p, _sort_jvp)
 
 
 def _sort_batch(args, dims, *, dimension, num_keys):
-    from ..transforms import batching as B
     size = B.axis_size_of(args, dims)
     d = B.common_dim(args, dims)
     xs = [B.bdim_to(x, e, d, size) for x, e in zip(args, dims)]

@@ -2,10 +2,8 @@
 ``correlate``, ``convolve2d``, ``correlate2d``, ``fftconvolve``) and ``detrend``, as
 ``scipy.signal`` computes them, differentiable in both inputs and jittable.
 
-A convolution is computed directly (a gather of the input's windows and one contraction
-with the kernel) or through the FFT (``tnp.fft.rfftn``), chosen by the number of products
-the direct form costs (``method="auto"``; ``_FFT_ABOVE``). ``tnp.convolve`` and
-``tnp.correlate`` are this module's 1-D case with NumPy's modes.
+The convolutions are ``numpy/_convolution.py``'s (direct, or through the FFT by the cost
+of the direct form), which ``tnp.convolve`` and ``tnp.correlate`` share.
 
 >>> import numpy as np
 >>> from tf_numba.scipy import signal
@@ -19,139 +17,11 @@ import tf_numba.numpy as tnp
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..errors import ShapeError, UnsupportedError
+from ..numpy import _convolution as C
 from ..numpy import _promote as P
 from ..ops import layout
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend"]
-
-# method="auto" takes the FFT when the direct form needs more products than this. Measured
-# with the interpreter, float64, on a loaded 2-core host: 1-D 1024 x 16 (1.7e4 products)
-# direct 0.29 ms, FFT 0.38; 4096 x 64 (2.7e5) direct 48 ms, FFT 13; 2-D 32^2 x 3^2 (1e4)
-# direct 0.32 ms, FFT 0.25; 64^2 x 5^2 (1.2e5) direct 6 ms, FFT 0.7
-_FFT_ABOVE = 1 << 14
-_MODES = ("full", "same", "valid")
-
-
-def _check_mode(mode, name):
-    if mode not in _MODES:
-        raise ShapeError(f"mode must be 'full', 'same' or 'valid', got {mode!r}",
-                         op=name)
-
-
-def _operands(in1, in2):
-    """Both inputs in their common dtype (integers stay integers, as SciPy's and NumPy's
-    convolutions keep them)."""
-    x, w = P.as_array(in1), P.as_array(in2)
-    dt = P.result_type(x, w)
-    if dtypes.is_bool(dt):
-        dt = dtypes.int64
-    return P.cast(x, dt), P.cast(w, dt)
-
-
-def _full_direct(x, w, axes):
-    """The full convolution along ``axes`` (same-size other axes), by gathering each output's
-    window of the zero-padded ``x`` and contracting it with the reversed kernel."""
-    rank = len(P.shape_of(x))
-    pads = [(0, 0, 0)] * rank
-    for a in axes:
-        k = P.shape_of(w)[a]
-        pads[a] = (k - 1, k - 1, 0)
-    windows = layout.pad(x, P.cast(0, aval_of(x).dtype), tuple(pads))
-    for a in axes:
-        n, k = P.shape_of(x)[a], P.shape_of(w)[a]
-        rows = np.arange(n + k - 1)[:, None] + np.arange(k)[None, :]
-        # the window axis goes last; later gathers keep it there
-        windows = tnp.moveaxis(tnp.take(windows, rows, axis=a), a + 1, -1)
-    kernel = layout.rev(w, tuple(axes))
-    # windows: x's axes (output lengths) then one window axis per convolved axis, in order
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    out = letters[:rank]
-    win = "".join(letters[rank + i] for i in range(len(axes)))
-    ker = "".join(letters[rank + axes.index(a)] if a in axes else letters[a]
-                  for a in range(rank))
-    return tnp.einsum(f"{out}{win},{ker}->{out}", windows, kernel)
-
-
-def _full_fft(x, w, axes):
-    """The full convolution along ``axes`` by the convolution theorem (real FFTs for real
-    inputs), other axes broadcast."""
-    shape = [P.shape_of(x)[a] + P.shape_of(w)[a] - 1 for a in axes]
-    dt = aval_of(x).dtype
-    if not dtypes.is_inexact(dt):
-        # integers: in float64, rounded back (SciPy's fft method does the same)
-        full = _full_fft(P.cast(x, dtypes.float64), P.cast(w, dtypes.float64), axes)
-        return P.cast(tnp.rint(full), dt)
-    if dtypes.is_complex(dt):
-        return tnp.fft.ifftn(tnp.fft.fftn(x, shape, axes) * tnp.fft.fftn(w, shape, axes),
-                             shape, axes)
-    return tnp.fft.irfftn(tnp.fft.rfftn(x, shape, axes) * tnp.fft.rfftn(w, shape, axes),
-                          shape, axes)
-
-
-def _crop(full, starts, lengths, axes):
-    for a, s, n in zip(axes, starts, lengths):
-        full = layout.slice_in_dim(full, s, s + n, 1, a)
-    return full
-
-
-def _scipy_mode(full, s1, s2, mode, axes):
-    """SciPy's modes: 'same' is the centre of the full result at in1's shape, 'valid' the
-    part that needs no zero padding."""
-    if mode == "full":
-        return full
-    sizes = [P.shape_of(full)[a] for a in axes]
-    if mode == "same":
-        lengths = [s1[a] for a in axes]
-    else:
-        lengths = [max(s1[a], s2[a]) - min(s1[a], s2[a]) + 1 for a in axes]
-    return _crop(full, [(f - n) // 2 for f, n in zip(sizes, lengths)], lengths, axes)
-
-
-def _direct_products(s1, s2, axes):
-    return int(np.prod([s1[a] + s2[a] - 1 for a in axes], dtype=np.int64)) * \
-        int(np.prod([s2[a] for a in axes], dtype=np.int64))
-
-
-def _convolve(in1, in2, mode, method, axes, name):
-    _check_mode(mode, name)
-    x, w = _operands(in1, in2)
-    s1, s2 = P.shape_of(x), P.shape_of(w)
-    if len(s1) != len(s2):
-        raise ShapeError(f"in1 and in2 must have the same number of dimensions, got "
-                         f"{s1} and {s2}", op=name)
-    if 0 in s1 or 0 in s2:
-        raise ShapeError(f"inputs of shapes {s1} and {s2} must not be empty", op=name)
-    if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2))
-                                or all(a <= b for a, b in zip(s1, s2))):
-        raise ShapeError(f"for 'valid' mode one input must be at least as large as "
-                         f"the other in every dimension, got {s1} and {s2}", op=name)
-    if not s1:
-        return x * w
-    if method not in ("auto", "direct", "fft"):
-        raise ShapeError(f"method must be 'auto', 'direct' or 'fft', got {method!r}",
-                         op=name)
-    axes = list(range(len(s1))) if axes is None else sorted(P.axes_arg(axes, len(s1), name))
-    for a in range(len(s1)):
-        if a not in axes and s1[a] != s2[a] and 1 not in (s1[a], s2[a]):
-            raise ShapeError(f"along axis {a}, not convolved, the shapes {s1} and "
-                             f"{s2} must match or be 1", op=name)
-    if method == "auto":
-        method = "fft" if _direct_products(s1, s2, axes) > _FFT_ABOVE else "direct"
-    if method == "direct":
-        if axes != list(range(len(s1))):
-            shape = tuple(s1[a] if a in axes else max(s1[a], s2[a]) for a in range(len(s1)))
-            x = tnp.broadcast_to(x, shape)
-        full = _full_direct(x, w, axes)
-    else:
-        full = _full_fft(x, w, axes)
-    return _scipy_mode(full, s1, s2, mode, axes)
-
-
-def _reverse_conj(w):
-    w = P.as_array(w)
-    if dtypes.is_complex(aval_of(w).dtype):
-        w = tnp.conj(w)
-    return layout.rev(w, tuple(range(len(P.shape_of(w)))))
 
 
 def convolve(in1, in2, mode="full", method="auto"):
@@ -164,7 +34,7 @@ def convolve(in1, in2, mode="full", method="auto"):
            [2., 4., 2.],
            [1., 2., 1.]])
     """
-    return _convolve(in1, in2, mode, method, None, "convolve")
+    return C.convolve(in1, in2, mode, method, None, "convolve")
 
 
 def correlate(in1, in2, mode="full", method="auto"):
@@ -174,7 +44,7 @@ def correlate(in1, in2, mode="full", method="auto"):
     >>> correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
     array([0.5, 2. , 3.5, 3. , 0. ])
     """
-    return _convolve(in1, _reverse_conj(in2), mode, method, None, "correlate")
+    return C.convolve(in1, C.reverse_conj(in2), mode, method, None, "correlate")
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
@@ -184,7 +54,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     >>> fftconvolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]), mode="same")
     array([1. , 2.5, 4. ])
     """
-    return _convolve(in1, in2, mode, "fft", axes, "fftconvolve")
+    return C.convolve(in1, in2, mode, "fft", axes, "fftconvolve")
 
 
 def _two_d(name, in1, in2, boundary, fillvalue):
@@ -204,7 +74,7 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
            [0., 1., 2.]])
     """
     _two_d("convolve2d", in1, in2, boundary, fillvalue)
-    return _convolve(in1, in2, mode, "auto", None, "convolve2d")
+    return C.convolve(in1, in2, mode, "auto", None, "convolve2d")
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
@@ -216,12 +86,12 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     """
     _two_d("correlate2d", in1, in2, boundary, fillvalue)
     if mode != "same":
-        return _convolve(in1, _reverse_conj(in2), mode, "auto", None, "correlate2d")
+        return C.convolve(in1, C.reverse_conj(in2), mode, "auto", None, "correlate2d")
     # SciPy centres correlate2d's 'same' window from the other end than correlate's: for an
     # even kernel length k it starts at k // 2 of the full result, not (k - 1) // 2
-    full = _convolve(in1, _reverse_conj(in2), "full", "auto", None, "correlate2d")
+    full = C.convolve(in1, C.reverse_conj(in2), "full", "auto", None, "correlate2d")
     s1, s2 = P.shape_of(in1), P.shape_of(in2)
-    return _crop(full, [s2[0] // 2, s2[1] // 2], list(s1), [0, 1])
+    return C.crop(full, [s2[0] // 2, s2[1] // 2], list(s1), [0, 1])
 
 
 def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):

@@ -9,10 +9,9 @@ Every pass walks the equations once, so all of this is linear in program size.
 import numpy as np
 
 from ..core.ir import Eqn, Literal, Program, Var
-from ..core.linear import UndefinedPrimal, Zero, has_tangent, instantiate
+from ..core.linear import UndefinedPrimal, Zero, add_tangents, has_tangent, instantiate
 from ..core.primitive import RULES, rule
 from ..core.trace import ProgramBuilder
-from ..ops.elementwise import add
 
 
 def _read(env, v):
@@ -139,7 +138,7 @@ def partial_eval_program(program, in_unknown, force_unknown=None):
 
 def _accumulate(ct_env, v, ct):
     prev = ct_env.get(v)
-    ct_env[v] = ct if prev is None else add(prev, ct)
+    ct_env[v] = ct if prev is None else add_tangents(prev, ct)
 
 
 def transpose_program(linear, num_residuals, ct_mask=None):

@@ -10,7 +10,7 @@ jit a transpose is a copy), so every value carries its own batch dim, or None.
 from collections import Counter
 
 from ..core.ir import Literal, ShapedArray
-from ..core.linear import aval_of
+from ..core.linear import ARRAY_OPS, aval_of
 from ..core.primitive import RULES
 from ..core.trace import ProgramBuilder
 from ..errors import MissingRuleError
@@ -40,19 +40,17 @@ def moveaxis(x, src, dst):
     """``x`` with axis ``src`` moved to ``dst`` (no equation when they are equal)."""
     if src == dst:
         return x
-    from ..ops.layout import transpose
     rank = len(shape_of(x))
     perm = [a for a in range(rank) if a != src]
     perm.insert(dst, src)
-    return transpose(x, tuple(perm))
+    return ARRAY_OPS["transpose"](x, tuple(perm))
 
 
 def broadcast_batch(x, size, dst):
     """An unbatched ``x`` repeated ``size`` times along a new axis at ``dst``."""
-    from ..ops.layout import broadcast_in_dim
     shape = shape_of(x)
     out = shape[:dst] + (size,) + shape[dst:]
-    return broadcast_in_dim(x, out, tuple(a for a in range(len(out)) if a != dst))
+    return ARRAY_OPS["broadcast_in_dim"](x, out, tuple(a for a in range(len(out)) if a != dst))
 
 
 def bdim_to(x, dim, dst, size):

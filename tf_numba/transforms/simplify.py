@@ -7,7 +7,6 @@ import numpy as np
 
 from ..core.ir import Literal, ShapedArray, Var
 from ..core.primitive import EFFECTFUL
-from ..ops.elementwise import PRIMS as ELEMENTWISE
 
 
 class _Known:
@@ -71,10 +70,13 @@ REWRITES = {
 }
 
 
-# operands that may swap places: x + y and x * y are the same bits in either order (a
+# Tables of primitives that ``ops/elementwise.py`` fills (transforms sit below ops).
+# Operands that may swap places: x + y and x * y are the same bits in either order (a
 # gradient of x * x or x ** 2 otherwise keeps both g * x and x * g). Not max/min: which
 # zero they return for -0.0 and 0.0 depends on the order.
-COMMUTATIVE = {ELEMENTWISE["add"], ELEMENTWISE["mul"]}
+COMMUTATIVE = set()
+# The elementwise primitives, which broadcast rank-0 operands.
+SCALAR_BROADCASTING = set()
 
 
 def _operand_key(v):
@@ -99,10 +101,6 @@ def _fold(eqn, ins):
     value = np.asarray(eqn.prim.impl(*[v.value for v in ins], **eqn.params),
                        eqn.outvars[0].aval.dtype)
     return Literal(value, eqn.outvars[0].aval)
-
-
-def _scalar_broadcasting_prims():
-    return set(ELEMENTWISE.values())
 
 
 def _fill_as_literal(eqn, ins, known_fill):
@@ -132,10 +130,9 @@ def simplify(program):
     def read(v):
         return subst.get(v, v) if type(v) is Var else v
 
-    scalar_broadcasting = _scalar_broadcasting_prims()
     for eqn in program.eqns:
         ins = [read(v) for v in eqn.invars]
-        if eqn.prim in scalar_broadcasting:
+        if eqn.prim in SCALAR_BROADCASTING:
             ins = _fill_as_literal(eqn, ins, known.fill)
         folded = _fold(eqn, ins)
         if folded is not None:

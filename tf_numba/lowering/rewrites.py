@@ -1,6 +1,8 @@
-"""Program rewrites made for the compiler's sake, before a program is lowered: Program ->
-Program transforms beside ``simplify``, each computing the same values (to rounding where
-its docstring says so) in a form the generated code runs faster.
+"""Program rewrites made for the compiler's sake, before a program is lowered: compiler
+passes from Program to Program, each computing the same values (to rounding where its
+docstring says so) in a form the generated code runs faster. They sit in the compiler, not
+in ``transforms/``, because they consult its facts (what a kernel's workspace holds, how an
+equation fuses).
 
 - ``fold_transposed_operands``: products read their operands' untransposed arrays.
 - ``hoist_step_independent_work``: a scan's per-step products that need no carry run
@@ -23,10 +25,13 @@ from ..core.interpreter import eval_program
 from ..core.ir import Eqn, Literal, Var
 from ..core.primitive import RULES
 from ..errors import MissingRuleError
+from ..custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..kernel_vocab.rules import fusion
 from ..ops import contraction, control, elementwise, layout, reductions, windows
-from .ad import partial_eval_program
-from .batching import batch_program
-from .simplify import dead_code_elimination
+from ..transforms.ad import partial_eval_program
+from ..transforms.batching import batch_program
+from ..transforms.simplify import dead_code_elimination
+from .schedule import private_values
 
 
 def prepare_for_lowering(program):
@@ -41,7 +46,6 @@ def inline_custom_calls(program):
     by the equations of the function it calls (its rule is for transforms; evaluating it
     is evaluating that function). A call left in place runs as a NumPy step between
     kernels: ``odeint``'s solver loop ran at interpreter speed under ``jit``."""
-    from ..custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
     calls = (custom_jvp_call_p, custom_vjp_call_p)
     if not any(e.prim in calls for e in program.eqns):
         return program
@@ -92,7 +96,6 @@ def hoist_step_independent_work(program):
     # a stack the kernel's workspace cannot hold (a loop output may be a view of it, and
     # reach the program's outputs) is a fresh allocation per call: its page faults cost
     # more than the products saved (an RNN gradient: 2.25 -> 2.45 ms)
-    from ..lowering.schedule import private_values   # (what the kernel's workspace holds)
     private = private_values(rewrite(rewrites))
     keep = {k for k, (_, _, stacks) in rewrites.items() if all(v in private for v in stacks)}
     return rewrite(keep) if keep else program
@@ -337,7 +340,6 @@ def convert_masks_where_read(program):
     4 bytes an element where the mask is 1 (a CNN's max-pool tie pass and its backward
     pass wrote and read 3.2 MB less per layer, 0.19 -> 0.10 ms each on two threads).
     Converting a bool is exact: the values are the same bits."""
-    from ..kernel_vocab.rules import fusion
     masks, read, eqns = {}, set(), []
     for eqn in program.eqns:
         ins = list(eqn.invars)
