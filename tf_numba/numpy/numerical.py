@@ -359,8 +359,7 @@ __all__ += ["gcd", "lcm", "frexp", "unwrap", "polyfit", "histogram"]
 
 def gcd(x1, x2):
     """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise (integers),
-    by Euclid's algorithm as a ``while`` loop over the whole arrays (the primitive itself:
-    ``lax.while_loop`` sits above tnp).
+    by Euclid's algorithm as a ``while_loop`` over the whole arrays.
 
     >>> tnp.gcd(np.array([12, 20, 0]), 8)
     array([4, 4, 8])
@@ -377,6 +376,7 @@ def gcd(x1, x2):
         nonzero = b != 0
         safe = tm.where(nonzero, b, 1)
         return tm.where(nonzero, b, a), tm.where(nonzero, tm.remainder(a, safe), 0)
+    # the loop primitive itself: lax.while_loop sits above tnp
     avals = [aval_of(x) for x in carry]
     cond, cond_lead = control.trace_program(lambda a, b: [any_(b != 0)], avals)
     body, body_lead = control.trace_program(step, avals)
