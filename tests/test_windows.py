@@ -315,9 +315,19 @@ def test_reduce_window_vmaps():
     np.testing.assert_allclose(tf.vmap(f)(x), np.stack([f(a) for a in x]))
 
 
-def test_reduce_window_rejects_other_computations():
-    with pytest.raises(TfNumbaError, match="computation"):
-        lax.reduce_window(np.ones((4,)), 0.0, lambda a, b: a - b, (2,), (1,), "VALID")
+def test_reduce_window_folds_any_associative_computation():
+    # logaddexp over windows (padding takes no part), against NumPy per window
+    x = RNG.standard_normal((5, 4))
+    got = lax.reduce_window(x, -np.inf, tnp.logaddexp, (2, 3), (1, 1), "SAME")
+    padded = np.pad(x, ((0, 1), (1, 1)), constant_values=-np.inf)
+    want = np.array([[np.logaddexp.reduce(padded[i:i + 2, j:j + 3], axis=None)
+                      for j in range(4)] for i in range(5)])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    g = tf.grad(lambda a: tnp.sum(lax.reduce_window(a, -np.inf, tnp.logaddexp, (2, 3),
+                                                    (1, 1), "SAME")))(x)
+    check = tf.grad(lambda a: tnp.sum(tnp.log(lax.reduce_window(
+        tnp.exp(a), 0.0, lax.add, (2, 3), (1, 1), "SAME"))))(x)
+    np.testing.assert_allclose(g, check, rtol=1e-10)
 
 
 # ---------------------------------------------------------------- tf.nn conveniences

@@ -527,7 +527,7 @@ def conv(x, kernel, strides=1, padding="SAME", *, lhs_dilation=None, rhs_dilatio
     >>> nn.conv(np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 4))).shape
     (1, 5, 5, 4)
     """
-    from .. import windows
+    from ..lax import windows
     rank = len(_shape(x))
     letters = "HWDABEFGJKLMPQRSTUVXYZ"[:rank - 2]
     n_sp = rank - 2
@@ -563,11 +563,11 @@ def max_pool(x, window_shape, strides=None, padding="VALID"):
     array([[ 5.,  7.],
            [13., 15.]])
     """
-    from .. import windows
+    from ..lax import windows
     window, steps, padding = _pool(x, window_shape, strides, padding, "max_pool")
     x = P.asarray(x)
     lowest = -np.inf if dtypes.is_inexact(_dt(x)) else np.iinfo(_dt(x)).min
-    return windows.reduce_window(x, lowest, windows.max, window, steps, padding)
+    return windows.reduce_window(x, lowest, "max", window, steps, padding)
 
 
 def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=True):
@@ -578,14 +578,14 @@ def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=T
     array([[ 2.5,  4.5],
            [10.5, 12.5]])
     """
-    from .. import windows
+    from ..lax import windows
     window, steps, padding = _pool(x, window_shape, strides, padding, "avg_pool")
     x = _float(x, "avg_pool")
-    total = windows.reduce_window(x, 0.0, windows.add, window, steps, padding)
+    total = windows.reduce_window(x, 0.0, "add", window, steps, padding)
     if count_include_pad or padding == "VALID":
         return total / math.prod(window)
     ones = tnp.ones(_shape(x), _dt(x))
-    return total / windows.reduce_window(ones, 0.0, windows.add, window, steps, padding)
+    return total / windows.reduce_window(ones, 0.0, "add", window, steps, padding)
 
 
 from . import initializers  # noqa: E402  (tf.nn.initializers, as jax.nn.initializers)

@@ -25,6 +25,7 @@ from ..ops import elementwise as ew
 from ..ops import indexing as ix
 from ..ops import layout
 from ..ops import reductions as red
+from ..ops import sorting
 from . import _promote as P
 
 __all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "flatnonzero",
@@ -456,52 +457,7 @@ def _update(x, idx, values, kind):
     if _unique_concrete(matrix):
         current = ix.gather(x, matrix, axes)
         return ix.scatter(x, matrix, _ELEMENTWISE[kind](current, upd), axes)
-    return _scatter_extreme(x, matrix, upd, axes, kind)
-
-
-def _order_flip(v):
-    """An order-reversing bijection: min(a, b) == flip(max(flip(a), flip(b)))."""
-    dt = aval_of(v).dtype
-    if dtypes.is_integer(dt) or dtypes.is_bool(dt):
-        return ew.not_(v)
-    return ew.neg(v)
-
-
-def _scatter_extreme(x, matrix, upd, axes, kind):
-    """scatter-max (or min through an order-reversing flip) that combines duplicates exactly:
-    the updates are sorted so the largest is written last, and ``scatter`` keeps the last."""
-    if kind == "min":
-        return _order_flip(_scatter_extreme(_order_flip(x), matrix, _order_flip(upd), axes,
-                                            "max"))
-    shape = tuple(aval_of(x).shape)
-    rest = [d for d in range(len(shape)) if d not in axes]
-    batch = tuple(aval_of(matrix).shape[:-1])
-    count = math.prod(batch)
-    # make every update a scalar with a full coordinate, so sorting is per element
-    rest_shape = tuple(shape[d] for d in rest)
-    full_shape = batch + rest_shape
-    cols = [layout.broadcast_in_dim(layout.slice_in_dim(matrix, j, j + 1, 1, len(batch)),
-                                    full_shape + (1,),
-                                    tuple(range(len(batch))) + (len(full_shape),))
-            for j in range(len(axes))]
-    cols += [layout.reshape(layout.iota(dtypes.int64, full_shape, len(batch) + r),
-                            full_shape + (1,)) for r in range(len(rest))]
-    total = count * math.prod(rest_shape)
-    coords = layout.reshape(layout.concatenate(cols, len(full_shape)),
-                            (total, len(cols)))
-    values = layout.reshape(upd, (total,))
-    columns = [layout.reshape(layout.slice_in_dim(coords, j, j + 1, 1, 1), (total,))
-               for j in range(len(cols))]
-    ordered = _sort_by_first([values] + columns)
-    coords = layout.concatenate([layout.reshape(c, (total, 1)) for c in ordered[1:]], 1)
-    all_axes = tuple(axes) + tuple(rest)
-    current = ix.gather(x, coords, all_axes)
-    return ix.scatter(x, coords, ew.max(current, ordered[0]), all_axes)
-
-
-def _sort_by_first(operands):
-    from ..ops import sorting
-    return sorting.sort(operands, 0, 1)
+    return sorting.scatter_extreme(x, matrix, upd, axes, kind)
 
 
 _ELEMENTWISE = {

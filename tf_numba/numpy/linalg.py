@@ -25,6 +25,7 @@ from ..core import dtypes
 from ..core.shapes import broadcast_shapes
 from ..errors import ArgumentError, ShapeError, UnsupportedError
 from ..ext import linalg as L
+from ..ops import elementwise as ew
 from . import _promote as P
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eig", "eigvals", "eigh",
@@ -356,14 +357,7 @@ def matrix_power(a, n):
     if n < 0:
         (a,) = inexact(a)
         a, n = L.inv(a), -n
-    result, base = None, a
-    while n:
-        if n & 1:
-            result = base if result is None else tnp.matmul(result, base)
-        n >>= 1
-        if n:
-            base = tnp.matmul(base, base)
-    return result
+    return ew.power_by_squaring(a, n, tnp.matmul)
 
 
 def tensorsolve(a, b, axes=None):

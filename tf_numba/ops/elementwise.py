@@ -353,6 +353,23 @@ def convert_element_type(x, new_dtype):
     return convert_element_type_p.bind(x, new_dtype=new_dtype)
 
 
+def power_by_squaring(x, n, multiply):
+    """``x`` multiplied by itself to the ``n``-th power (``n >= 1``) with ``multiply``, in
+    ``O(log n)`` products (binary powering, as XLA's integer_pow).
+
+    >>> power_by_squaring(np.float64(3.0), 5, mul)
+    array(243.)
+    """
+    out, base = None, x
+    while n:
+        if n & 1:
+            out = base if out is None else multiply(out, base)
+        n >>= 1
+        if n:
+            base = multiply(base, base)
+    return out
+
+
 # ---------------------------------------------------------------- JVP rules
 
 LN2, LN10 = math.log(2.0), math.log(10.0)

@@ -3,7 +3,11 @@
 Keys compare lexicographically in NumPy order (NaN last; complex by real, then imaginary
 part). The JVP sorts an iota along to recover the permutation and gathers the tangents with
 it, so the derivative is linear and transposes to a scatter_add.
+
+``scatter_extreme`` (scatter-max and scatter-min) is a composition on ``sort``: the
+updates sorted so that the one that must win is written last.
 """
+import math
 import operator
 
 import numpy as np
@@ -13,6 +17,7 @@ from ..core.linear import Zero, aval_of, has_tangent
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import ShapeError
+from . import elementwise as ew
 from ..transforms import batching as B
 from . import indexing, layout
 from .layout import located
@@ -94,3 +99,51 @@ def _sort_batch(args, dims, *, dimension, num_keys):
 
 
 register("batch", sort_p, _sort_batch)
+
+
+# ---------------------------------------------------------------- scatter-max and -min
+
+def _order_flip(v):
+    """An order-reversing bijection: min(a, b) == flip(max(flip(a), flip(b)))."""
+    dt = aval_of(v).dtype
+    if dtypes.is_integer(dt) or dtypes.is_bool(dt):
+        return ew.not_(v)
+    return ew.neg(v)
+
+
+def scatter_extreme(x, indices, updates, axes, kind):
+    """A copy of ``x`` with ``max(x, update)`` (``kind`` "max") or ``min`` at the point
+    positions of ``indices`` over ``axes`` (``indexing.scatter``'s convention), duplicates
+    combined exactly: the updates are sorted so the largest is written last, and
+    ``scatter`` keeps the last.
+
+    >>> scatter_extreme(np.zeros(2), np.array([[0], [0]]), np.array([3., 5.]), (0,), "max")
+    array([5., 0.])
+    """
+    if kind == "min":
+        return _order_flip(scatter_extreme(_order_flip(x), indices, _order_flip(updates), axes,
+                                           "max"))
+    shape = tuple(aval_of(x).shape)
+    rest = [d for d in range(len(shape)) if d not in axes]
+    batch = tuple(aval_of(indices).shape[:-1])
+    count = math.prod(batch)
+    # make every update a scalar with a full coordinate, so sorting is per element
+    rest_shape = tuple(shape[d] for d in rest)
+    full_shape = batch + rest_shape
+    cols = [layout.broadcast_in_dim(layout.slice_in_dim(indices, j, j + 1, 1, len(batch)),
+                                    full_shape + (1,),
+                                    tuple(range(len(batch))) + (len(full_shape),))
+            for j in range(len(axes))]
+    cols += [layout.reshape(layout.iota(dtypes.int64, full_shape, len(batch) + r),
+                            full_shape + (1,)) for r in range(len(rest))]
+    total = count * math.prod(rest_shape)
+    coords = layout.reshape(layout.concatenate(cols, len(full_shape)),
+                            (total, len(cols)))
+    values = layout.reshape(updates, (total,))
+    columns = [layout.reshape(layout.slice_in_dim(coords, j, j + 1, 1, 1), (total,))
+               for j in range(len(cols))]
+    ordered = sort([values] + columns, 0, 1)
+    coords = layout.concatenate([layout.reshape(c, (total, 1)) for c in ordered[1:]], 1)
+    all_axes = tuple(axes) + tuple(rest)
+    current = indexing.gather(x, coords, all_axes)
+    return indexing.scatter(x, coords, ew.max(current, ordered[0]), all_axes)

@@ -32,19 +32,20 @@ import operator
 
 import numpy as np
 
-from .core import dtypes
-from .core.linear import aval_of
-from .core.shapes import Sym
-from .errors import DTypeError, ShapeError, TfNumbaError
-from .ops import contraction
-from .ops import elementwise as ew
-from .ops import layout, reductions, windows
-from .ops.layout import located
+from ..core import dtypes, pytree
+from ..core.linear import aval_of
+from ..core.shapes import Sym
+from ..errors import DTypeError, ShapeError, TfNumbaError
+from ..ops import contraction
+from ..ops import elementwise as ew
+from ..ops import layout, reductions, windows
+from ..ops.layout import located
+from . import reductions as lax_reductions
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
            "conv_transpose", "conv_transpose_shape_tuple", "padtype_to_pads", "reduce_window",
-           "reduce_window_shape_tuple", "add", "max", "min", "mul"]
+           "reduce_window_shape_tuple"]
 
 
 class ConvDimensionNumbers(tuple):
@@ -464,80 +465,26 @@ def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, 
 
 # ---------------------------------------------------------------- reduce_window
 
-def add(x, y):
-    """``x + y`` without promotion (``jax.lax.add``); a ``reduce_window`` computation."""
-    return ew.add(x, y)
-
-
-def max(x, y):  # noqa: A001 - jax.lax's name
-    """Elementwise maximum (``jax.lax.max``, NaN-propagating); a ``reduce_window`` computation."""
-    return ew.max(x, y)
-
-
-def min(x, y):  # noqa: A001 - jax.lax's name
-    """Elementwise minimum (``jax.lax.min``); a ``reduce_window`` computation."""
-    return ew.min(x, y)
-
-
-def mul(x, y):
-    """``x * y`` without promotion (``jax.lax.mul``); a ``reduce_window`` computation."""
-    return ew.mul(x, y)
-
-
-def _monoids():
-    """computation -> (binary op, reduction over axes, its identity for a dtype)."""
-    import tf_numba.numpy as tnp
-
-    def lowest(dt):
-        return -np.inf if dtypes.is_inexact(dt) else (
-            False if dt == dtypes.bool_ else np.iinfo(dt).min)
-
-    def highest(dt):
-        return np.inf if dtypes.is_inexact(dt) else (
-            True if dt == dtypes.bool_ else np.iinfo(dt).max)
-    table = {"add": (ew.add, reductions.reduce_sum, lambda dt: 0),
-             "max": (ew.max, reductions.reduce_max, lowest),
-             "min": (ew.min, reductions.reduce_min, highest),
-             "mul": (ew.mul, reductions.reduce_prod, lambda dt: 1)}
-    aliases = {add: "add", ew.add: "add", tnp.add: "add", "sum": "add",
-               max: "max", ew.max: "max", tnp.maximum: "max",
-               min: "min", ew.min: "min", tnp.minimum: "min",
-               mul: "mul", ew.mul: "mul", tnp.multiply: "mul", "prod": "mul"}
-    return table, aliases
-
-
-def _computation(computation):
-    table, aliases = _monoids()
-    name = computation if computation in table else aliases.get(computation)
-    if name is None:
-        raise TfNumbaError(f"the computation must be lax.add, lax.max, lax.min "
-                           f"or lax.mul (or 'add', 'max', 'min', 'mul'), got {computation!r}",
-                           op="reduce_window")
-    return table[name]
-
-
-def _is_identity(init, identity):
-    if hasattr(init, "aval") or np.ndim(init):
-        return False
-    return bool(np.asarray(init) == identity)
-
-
 @located
-def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
-                  padding, base_dilation=None, window_dilation=None):
-    """Reduce each window of ``operand`` with ``computation`` (``lax.add``, ``lax.max``,
-    ``lax.min``, ``lax.mul``), as ``jax.lax.reduce_window``: windows of
-    ``window_dimensions`` (one per axis) every ``window_strides``, ``padding`` as in
-    ``conv_general_dilated``, and ``init_value`` combined once into every result (padded
-    and dilation-hole elements take no part, as in JAX). Differentiable: max/min windows
-    pass the cotangent to the element that is the result (shared equally among ties).
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None,
+                  padding="VALID", base_dilation=None, window_dilation=None):
+    """Reduce each window of ``operand`` with ``computation``, as
+    ``jax.lax.reduce_window``: windows of ``window_dimensions`` (one per axis) every
+    ``window_strides``, ``padding`` as in ``conv_general_dilated``, and ``init_value``
+    combined once into every result (padded and dilation-hole elements take no part, as in
+    JAX). ``lax.add``, ``lax.max``, ``lax.min`` and ``lax.mul`` are reductions of their
+    own; any other associative ``computation`` of two pytrees of scalars (``operand`` and
+    ``init_value`` then pytrees too) folds each window pairwise. Differentiable: max/min
+    windows pass the cotangent to the element that is the result (shared equally among
+    ties).
 
     >>> reduce_window(np.arange(8.0).reshape(2, 4), -np.inf, max, (1, 2), (1, 2), "VALID")
     array([[1., 3.],
            [5., 7.]])
     """
     op = "reduce_window"
-    x = layout._as_array(operand)
+    leaves, tree = pytree.flatten(operand)
+    x = layout._as_array(leaves[0])
     aval = aval_of(x)
     rank = aval.ndim
     shape = _concrete(aval.shape, op)
@@ -548,17 +495,16 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if any(v < 1 for v in strides + base + wdil) or any(v < 0 for v in window):
         raise ShapeError(f"window {window}, strides {strides} and dilations {base}, {wdil} "
                          "must be positive", op=op)
-    binary, reduce, identity = _computation(computation)
-    ident = identity(aval.dtype)
     pads = _window_pads(shape, window, strides, padding, base, wdil, op)
-    init = init_value
-    if isinstance(init, dtypes.WEAK_SCALAR_TYPES) or isinstance(init, np.generic):
-        init = np.asarray(init, aval.dtype)
-    if aval_of(init).shape != () or aval_of(init).dtype != aval.dtype:
-        raise DTypeError(f"init_value must be a scalar of the operand's dtype "
-                         f"{aval.dtype.name}, got {aval_of(init)}", op=op)
     out = _out_sizes(shape, pads, base, window, strides, wdil, op,
                      f"operand {shape}, padding {pads}")
+    found = lax_reductions.monoid(computation) if len(leaves) == 1 else None
+    if found is None:
+        return _folded_windows(leaves, tree, init_value, computation, window, strides, pads,
+                               base, wdil, out)
+    binary, reduce, identity = found
+    ident = identity(aval.dtype)
+    init = _scalar_like(init_value, aval.dtype, op)
     if 0 in out or 0 in window:
         result = layout.full(out, ident, aval.dtype)
     elif all(k == s for k, s in zip(window, strides)) and all(r == 1 for r in wdil + base):
@@ -571,9 +517,48 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         cols = windows.patches(x, window, strides, pads, base, wdil, fill=ident.item()
                                if isinstance(ident, np.generic) else ident)
         result = layout.reshape(reduce(cols, (rank + 1,)), out)
-    if not _is_identity(init, ident):
+    if not lax_reductions.is_identity(init, ident):
         result = binary(result, layout.broadcast_in_dim(init, aval_of(result).shape, ()))
     return result
+
+
+def _scalar_like(init, dt, op):
+    if isinstance(init, dtypes.WEAK_SCALAR_TYPES) or isinstance(init, np.generic):
+        init = np.asarray(init, dt)
+    if aval_of(init).shape != () or aval_of(init).dtype != dt:
+        raise DTypeError(f"init_value must be a scalar of the operand's dtype {dt.name}, got "
+                         f"{aval_of(init)}", op=op)
+    return init
+
+
+def _folded_windows(leaves, tree, init_value, computation, window, strides, pads, base, wdil,
+                    out):
+    """``reduce_window`` of a general ``computation``: each leaf's windows cut out by
+    ``patches`` (the padding and dilation holes, found by the patches of ones, hold
+    ``init_value``), folded pairwise over the window axis, then combined with
+    ``init_value``."""
+    op = "reduce_window"
+    inits, init_tree = pytree.flatten(init_value)
+    if init_tree != tree:
+        raise TfNumbaError(f"init_value must have the operand's structure {tree}, got "
+                           f"{init_tree}", op=op)
+    xs = [layout._as_array(x) for x in leaves]
+    shape = tuple(aval_of(xs[0]).shape)
+    inits = [_scalar_like(i, aval_of(x).dtype, op) for i, x in zip(inits, xs)]
+    fills = [layout.broadcast_in_dim(i, out, ()) for i in inits]
+    combine = lax_reductions.combiner(computation, tree, op)
+    if 0 in out or 0 in window:
+        return pytree.unflatten(tree, fills)
+    size = math.prod(window)
+
+    def columns(x):
+        x = layout.reshape(x, (1,) + shape + (1,))
+        return layout.reshape(windows.patches(x, window, strides, pads, base, wdil),
+                              out + (size,))
+    real = ew.ne(columns(layout.full(shape, 1, dtypes.int64)), np.int64(0))
+    cols = [ew.select(real, columns(x), i) for x, i in zip(xs, inits)]
+    folded = lax_reductions.tree_reduce(combine, cols, len(out))
+    return pytree.unflatten(tree, combine(fills, folded))
 
 
 def _tiled_reduce(x, window, out, reduce):

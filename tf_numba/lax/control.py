@@ -1,6 +1,5 @@
-"""Structured control flow, as in ``jax.lax``: cond, switch, while_loop, fori_loop, scan, and
-the ``checkpoint`` (remat) decorator; convolutions and windowed reductions
-(``conv_general_dilated``, ``reduce_window``, ...) come from ``windows.py``.
+"""Structured control flow, as in ``jax.lax``: cond, switch, while_loop, fori_loop, scan,
+map, associative_scan, and the ``checkpoint`` (remat) decorator.
 
 The functions given to them are traced once into sub-programs of one primitive (see
 ``ops/control.py``), so they are differentiable (forward and reverse, any order, reverse
@@ -13,48 +12,21 @@ array(32.)
 """
 import builtins
 import functools
-import numbers
 
 import numpy as np
 
-from .core import dtypes, pytree
-from .core.ir import ShapedArray, Var, aval_of_value
-from .core.shapes import normalize_axis
-from .core.trace import Tracer, user_source
-from .errors import ShapeError, TfNumbaError
-from .ops import contraction, control
-from .ops.contraction import check_precision
-from .ops import elementwise as ew
-from .ops import indexing, layout
-from .ops.contraction import Precision
-from .windows import (ConvDimensionNumbers, add, conv, conv_dimension_numbers,
-                      conv_general_dilated, conv_general_permutations, conv_general_shape_tuple,
-                      conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, max, min,
-                      mul, padtype_to_pads, reduce_window, reduce_window_shape_tuple)
+from ..core import dtypes, pytree
+from ..core.ir import ShapedArray, Var
+from ..core.linear import aval_of
+from ..core.trace import user_source
+from ..errors import ShapeError, TfNumbaError
+from ..ops import control
+from ..ops import elementwise as ew
+from ..ops import layout
+from ._operands import concrete_int, flat, leaf
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint",
-           "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
-           "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
-           "conv_transpose", "conv_transpose_shape_tuple", "padtype_to_pads", "reduce_window",
-           "reduce_window_shape_tuple", "add", "max", "min", "mul",
-           "select", "map", "associative_scan", "dynamic_slice", "dynamic_update_slice",
-           "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
-           "dynamic_update_index_in_dim", "Precision", "dot", "dot_general"]
-
-
-def _leaf(x):
-    if isinstance(x, Tracer) or isinstance(x, np.ndarray):
-        return x
-    return np.asarray(x, aval_of_value(x).dtype)
-
-
-def _aval(x):
-    return x.aval if isinstance(x, Tracer) else aval_of_value(x)
-
-
-def _flat(tree):
-    leaves, treedef = pytree.flatten(tree)
-    return [_leaf(x) for x in leaves], treedef
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint", "map",
+           "associative_scan"]
 
 
 def _trace(fn, in_tree, avals, spread=True):
@@ -62,12 +34,12 @@ def _trace(fn, in_tree, avals, spread=True):
     argument): (closed program, leading operands, output treedef)."""
     trees = {}
 
-    def flat(*xs):
+    def flat_fn(*xs):
         tree = pytree.unflatten(in_tree, xs)
         out = fn(*tree) if spread else fn(tree)
         leaves, trees["out"] = pytree.flatten(out)
         return leaves
-    program, lead = control.trace_program(flat, avals)
+    program, lead = control.trace_program(flat_fn, avals)
     return program, lead, trees["out"]
 
 
@@ -85,8 +57,8 @@ def _join_leading(traced):
 
 
 def _branches(fns, operands, what):
-    leaves, in_tree = _flat(tuple(operands))
-    avals = [_aval(x) for x in leaves]
+    leaves, in_tree = flat(tuple(operands))
+    avals = [aval_of(x) for x in leaves]
     traced, out_tree = [], None
     for k, fn in enumerate(fns):
         program, lead, tree = _trace(fn, in_tree, avals)
@@ -99,7 +71,6 @@ def _branches(fns, operands, what):
     programs, lead = _join_leading(traced)
     return programs, lead, leaves, out_tree
 
-
 def switch(index, branches, *operands):
     """``branches[index](*operands)``, the index clamped to ``[0, len(branches) - 1]``.
 
@@ -109,9 +80,9 @@ def switch(index, branches, *operands):
     branches = list(branches)
     if not branches:
         raise TfNumbaError("needs at least one branch", op="switch", source=user_source())
-    index = _leaf(index)
-    if not dtypes.is_integer(_aval(index).dtype) or _aval(index).shape != ():
-        raise TfNumbaError(f"needs an integer scalar index, got {_aval(index)}",
+    index = leaf(index)
+    if not dtypes.is_integer(aval_of(index).dtype) or aval_of(index).shape != ():
+        raise TfNumbaError(f"needs an integer scalar index, got {aval_of(index)}",
                            op="switch", source=user_source())
     index = ew.convert_element_type(index, dtypes.int32)
     programs, lead, leaves, out_tree = _branches(branches, operands, "switch")
@@ -126,13 +97,13 @@ def cond(pred, true_fun, false_fun, *operands):
     >>> cond(np.float64(3.0) > 2, lambda x: x * 2, lambda x: -x, 1.5)
     array(3.)
     """
-    pred = _leaf(pred)
-    aval = _aval(pred)
-    if aval.shape != ():
-        raise TfNumbaError(f"needs a scalar predicate, got {aval}; use tnp.where for "
+    pred = leaf(pred)
+    pred_aval = aval_of(pred)
+    if pred_aval.shape != ():
+        raise TfNumbaError(f"needs a scalar predicate, got {pred_aval}; use tnp.where for "
                            "an elementwise choice", op="cond", source=user_source())
-    if aval.dtype != dtypes.bool_:
-        pred = ew.ne(pred, np.zeros((), aval.dtype))
+    if pred_aval.dtype != dtypes.bool_:
+        pred = ew.ne(pred, np.zeros((), pred_aval.dtype))
     index = ew.convert_element_type(pred, dtypes.int32)
     programs, lead, leaves, out_tree = _branches([false_fun, true_fun], operands, "cond")
     outs = control.cond_p.bind(index, *lead, *leaves, branches=tuple(programs))
@@ -149,8 +120,8 @@ def while_loop(cond_fun, body_fun, init_val):
     >>> while_loop(lambda x: x < 10, lambda x: x * 2, 1)
     array(16)
     """
-    leaves, tree = _flat(init_val)
-    avals = [_aval(x) for x in leaves]
+    leaves, tree = flat(init_val)
+    avals = [aval_of(x) for x in leaves]
     cond_prog, cond_lead, cond_tree = _trace(cond_fun, tree, avals, spread=False)
     if cond_tree.num_leaves != 1 or cond_prog.out_avals[0].shape != () \
             or cond_prog.out_avals[0].dtype != dtypes.bool_:
@@ -173,16 +144,6 @@ def _check_carry(tree, out_tree, avals, out_avals, op, what):
                              "value, e.g. 0.0 instead of 0)", op=op, source=user_source())
 
 
-def _concrete_int(x):
-    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
-        return int(x)
-    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu":
-        return int(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    return None
-
-
 def fori_loop(lower, upper, body_fun, init_val):
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns the final ``val``.
 
@@ -192,15 +153,15 @@ def fori_loop(lower, upper, body_fun, init_val):
     >>> fori_loop(0, 4, lambda i, s: s + i, 0)
     array(6)
     """
-    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    lo, hi = concrete_int(lower), concrete_int(upper)
     if lo is not None and hi is not None:
         def step(carry, _):
             i, val = carry
             return (ew.add(i, np.int64(1)), body_fun(i, val)), None
         (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=builtins.max(hi - lo, 0))
         return val
-    lower = ew.convert_element_type(_leaf(lower), dtypes.int64)
-    upper = ew.convert_element_type(_leaf(upper), dtypes.int64)
+    lower = ew.convert_element_type(leaf(lower), dtypes.int64)
+    upper = ew.convert_element_type(leaf(upper), dtypes.int64)
 
     def loop_cond(carry):
         return ew.lt(carry[0], carry[1])
@@ -218,9 +179,9 @@ def scan(f, init, xs, length=None, reverse=False):
     >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
     (array(6.), array([0., 0., 2., 9.]))
     """
-    carry, carry_tree = _flat(init)
-    x_leaves, x_tree = _flat(xs)
-    lengths = {_aval(x).shape[0] if _aval(x).shape else None for x in x_leaves}
+    carry, carry_tree = flat(init)
+    x_leaves, x_tree = flat(xs)
+    lengths = {aval_of(x).shape[0] if aval_of(x).shape else None for x in x_leaves}
     if None in lengths:
         raise ShapeError("every xs leaf needs a leading axis to scan over",
                          op="scan", source=user_source())
@@ -231,11 +192,11 @@ def scan(f, init, xs, length=None, reverse=False):
                          f"{sorted(builtins.map(str, lengths))}" if lengths else
                          "needs xs or a length", op="scan", source=user_source())
     n = lengths.pop()
-    carry_avals = [_aval(c) for c in carry]
-    x_avals = [ShapedArray(_aval(x).shape[1:], _aval(x).dtype) for x in x_leaves]
+    carry_avals = [aval_of(c) for c in carry]
+    x_avals = [ShapedArray(aval_of(x).shape[1:], aval_of(x).dtype) for x in x_leaves]
     trees = {}
 
-    def flat(*a):
+    def flat_fn(*a):
         c = pytree.unflatten(carry_tree, a[:len(carry)])
         x = pytree.unflatten(x_tree, a[len(carry):])
         out = f(c, x)
@@ -245,7 +206,7 @@ def scan(f, init, xs, length=None, reverse=False):
         c_leaves, trees["carry"] = pytree.flatten(out[0])
         y_leaves, trees["y"] = pytree.flatten(out[1])
         return c_leaves + y_leaves
-    body, lead = control.trace_program(flat, carry_avals + x_avals)
+    body, lead = control.trace_program(flat_fn, carry_avals + x_avals)
     _check_carry(carry_tree, trees["carry"], carry_avals,
                  body.out_avals[:len(carry)], "scan", "the scanned function")
     outs = control.scan_bind(lead, carry, x_leaves, body, n, reverse)
@@ -261,62 +222,14 @@ def checkpoint(fn):
     """
     @functools.wraps(fn)
     def wrapped(*args):
-        leaves, tree = _flat(args)
-        program, lead, out_tree = _trace(fn, tree, [_aval(x) for x in leaves])
+        leaves, tree = flat(args)
+        program, lead, out_tree = _trace(fn, tree, [aval_of(x) for x in leaves])
         outs = control.checkpoint_p.bind(*lead, *leaves, body=program)
         return pytree.unflatten(out_tree, outs)
     return wrapped
 
 
 remat = checkpoint
-
-
-# ---------------------------------------------------------------- JAX's other lax names
-
-def select(pred, on_true, on_false):
-    """``on_true`` where the bool ``pred`` holds, else ``on_false`` (``jax.lax.select``: no
-    broadcasting but of a rank-0 ``pred``; the branches share one dtype).
-
-    >>> select(np.array([True, False]), np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    array([1., 4.])
-    """
-    return ew.select(_leaf(pred), _leaf(on_true), _leaf(on_false))
-
-
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
-    """The general contraction ``jax.lax.dot_general``: ``dimension_numbers =
-    ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``, output axes batch, lhs
-    free, rhs free; the operands promoted to one dtype, accumulated in
-    ``preferred_element_type`` when given; ``precision`` (a ``Precision``) is accepted and
-    means nothing on a CPU.
-
-    >>> dot_general(np.ones((5, 2, 3)), np.ones((5, 3, 4)), (((2,), (1,)), ((0,), (0,)))).shape
-    (5, 2, 4)
-    """
-    from .numpy import _promote as P
-    check_precision(precision, "dot_general")
-    a, b = P.asarray(lhs), P.asarray(rhs)
-    dt = P.result_type(a, b)
-    return contraction.dot_general(P.cast(a, dt), P.cast(b, dt), dimension_numbers,
-                                   preferred_element_type)
-
-
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """The vector/matrix product ``jax.lax.dot`` of operands of rank 1 or 2: ``lhs``'s last
-    axis contracted with ``rhs``'s first (``dot_general`` for other ranks).
-
-    >>> dot(np.ones((2, 3)), np.ones(3))
-    array([3., 3.])
-    """
-    la, ra = _aval(_leaf(lhs)), _aval(_leaf(rhs))
-    if not (1 <= la.ndim <= 2 and 1 <= ra.ndim <= 2) or la.shape[-1] != ra.shape[0]:
-        raise ShapeError(f"lax.dot multiplies vectors and matrices of matching inner sizes, "
-                         f"got shapes {tuple(la.shape)} and {tuple(ra.shape)}; use "
-                         "lax.dot_general with dimension_numbers for other ranks",
-                         op="dot", source=user_source())
-    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
-
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - jax.lax's name
     """``f`` applied to each slice of ``xs`` along its leading axis, stacked
@@ -329,17 +242,17 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - jax.lax's name
     from .api import vmap
     if batch_size is None:
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
-    leaves, tree = _flat(xs)
-    n = _aval(leaves[0]).shape[0]
+    leaves, tree = flat(xs)
+    n = aval_of(leaves[0]).shape[0]
     size = builtins.min(int(batch_size), n)
     whole = n // size * size
     parts = []
     if whole:
         blocks = [layout.reshape(layout.slice_in_dim(x, 0, whole), (n // size, size)
-                                 + tuple(_aval(x).shape[1:])) for x in leaves]
+                                 + tuple(aval_of(x).shape[1:])) for x in leaves]
         out = scan(lambda c, x: (c, vmap(f)(x)), (), pytree.unflatten(tree, blocks))[1]
         parts.append(pytree.tree_map(
-            lambda y: layout.reshape(y, (whole,) + tuple(_aval(y).shape[2:])), out))
+            lambda y: layout.reshape(y, (whole,) + tuple(aval_of(y).shape[2:])), out))
     if whole < n:
         rest = [layout.slice_in_dim(x, whole, n) for x in leaves]
         parts.append(vmap(f)(pytree.unflatten(tree, rest)))
@@ -356,9 +269,9 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     >>> associative_scan(lambda a, b: a + b, np.arange(1.0, 6.0))
     array([ 1.,  3.,  6., 10., 15.])
     """
-    leaves, tree = _flat(elems)
-    axis = axis % _aval(leaves[0]).ndim
-    lengths = {_aval(x).shape[axis] for x in leaves}
+    leaves, tree = flat(elems)
+    axis = axis % aval_of(leaves[0]).ndim
+    lengths = {aval_of(x).shape[axis] for x in leaves}
     if len(lengths) != 1:
         raise ShapeError(f"every elems leaf needs the same length along axis {axis}, got "
                          f"{sorted(lengths)}", op="associative_scan", source=user_source())
@@ -371,15 +284,15 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         if out_tree != tree:
             raise TfNumbaError(f"fn must return the structure of elems {tree}, got {out_tree}",
                                op="associative_scan", source=user_source())
-        return [_leaf(x) for x in out_leaves]
+        return [leaf(x) for x in out_leaves]
 
     def part(xs, start, stop=None, stride=1):
-        return [layout.slice_in_dim(x, start, _aval(x).shape[axis] if stop is None else
-                                    _aval(x).shape[axis] + stop if stop < 0 else stop,
+        return [layout.slice_in_dim(x, start, aval_of(x).shape[axis] if stop is None else
+                                    aval_of(x).shape[axis] + stop if stop < 0 else stop,
                                     stride, axis) for x in xs]
 
     def prefix(xs):
-        n = _aval(xs[0]).shape[axis]
+        n = aval_of(xs[0]).shape[axis]
         if n < 2:
             return xs
         odd = prefix(combine(part(xs, 0, -1, 2), part(xs, 1, None, 2)))  # results 1, 3, ...
@@ -394,11 +307,11 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
 def _interleave(a, b, axis):
     """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` as long as ``b`` or one more)."""
-    na, nb = _aval(a).shape[axis], _aval(b).shape[axis]
+    na, nb = aval_of(a).shape[axis], aval_of(b).shape[axis]
     head = layout.slice_in_dim(a, 0, nb, 1, axis) if na > nb else a
     pair = layout.concatenate([layout.expand_dims(head, (axis + 1,)),
                                layout.expand_dims(b, (axis + 1,))], axis + 1)
-    shape = list(_aval(head).shape)
+    shape = list(aval_of(head).shape)
     shape[axis] *= 2
     out = layout.reshape(pair, tuple(shape))
     if na > nb:
@@ -406,103 +319,5 @@ def _interleave(a, b, axis):
     return out
 
 
-def _clamped_starts(shape, starts, sizes, allow_negative_indices, op):
-    """JAX's start indices: negative ones count from the end (when allowed), then each is
-    clamped so that the window fits (``jax.lax.dynamic_slice`` never fails)."""
-    starts = list(starts)
-    if len(starts) != len(shape) or len(sizes) != len(shape):
-        raise ShapeError(f"needs one start index and one size per dim of the operand of "
-                         f"shape {tuple(shape)}, got {len(starts)} starts and sizes "
-                         f"{tuple(sizes)}", op=op, source=user_source())
-    allow = ([allow_negative_indices] * len(shape) if isinstance(allow_negative_indices, bool)
-             else list(allow_negative_indices))
-    out = []
-    for s, n, size, neg in zip(starts, shape, sizes, allow):
-        if not 0 <= size <= n:
-            raise ShapeError(f"window size {size} does not fit in a dim of size {n} "
-                             f"(operand shape {tuple(shape)})", op=op, source=user_source())
-        k = _concrete_int(s)
-        if k is not None:
-            k = k + n if neg and k < 0 else k
-            out.append(np.int64(builtins.min(builtins.max(k, 0), n - size)))
-            continue
-        s = ew.convert_element_type(_leaf(s), dtypes.int64)
-        if neg:
-            s = ew.select(ew.lt(s, np.int64(0)), ew.add(s, np.int64(n)), s)
-        out.append(ew.clamp(np.int64(0), s, np.int64(n - size)))
-    return out
-
-
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    """The window of ``slice_sizes`` at ``start_indices`` (ints, may be traced), as
-    ``jax.lax.dynamic_slice``: negative starts count from the end and starts are clamped
-    so that the window fits.
-
-    >>> dynamic_slice(np.arange(5), (4,), (2,))
-    array([3, 4])
-    """
-    x = _leaf(operand)
-    sizes = tuple(int(s) for s in slice_sizes)
-    starts = _clamped_starts(_aval(x).shape, start_indices, sizes, allow_negative_indices,
-                             "dynamic_slice")
-    return indexing.dynamic_slice(x, starts, sizes)
-
-
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-    """``operand`` with ``update`` written at ``start_indices``, clamped as
-    ``dynamic_slice``'s (``jax.lax.dynamic_update_slice``).
-
-    >>> dynamic_update_slice(np.zeros(4), np.ones(2), (3,))
-    array([0., 0., 1., 1.])
-    """
-    x, upd = _leaf(operand), _leaf(update)
-    starts = _clamped_starts(_aval(x).shape, start_indices, _aval(upd).shape,
-                             allow_negative_indices, "dynamic_update_slice")
-    return indexing.dynamic_update_slice(x, upd, starts)
-
-
-def _in_dim(shape, axis, value, other):
-    return [value if d == axis else other(d) for d in range(len(shape))]
-
-
-def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
-                         allow_negative_indices=True):
-    """``dynamic_slice`` along one axis (the others whole)."""
-    shape = _aval(_leaf(operand)).shape
-    axis = normalize_axis(axis, len(shape), "dynamic_slice_in_dim")
-    return dynamic_slice(operand, _in_dim(shape, axis, start_index, lambda d: 0),
-                         _in_dim(shape, axis, slice_size, lambda d: shape[d]),
-                         allow_negative_indices=allow_negative_indices)
-
-
-def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
-    """Element ``index`` along ``axis`` (kept as a size-1 axis when ``keepdims``)."""
-    out = dynamic_slice_in_dim(operand, index, 1, axis,
-                               allow_negative_indices=allow_negative_indices)
-    return out if keepdims else layout.squeeze(out, (axis,))
-
-
-def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
-                                allow_negative_indices=True):
-    """``dynamic_update_slice`` along one axis."""
-    shape = _aval(_leaf(operand)).shape
-    axis = normalize_axis(axis, len(shape), "dynamic_update_slice_in_dim")
-    return dynamic_update_slice(operand, update, _in_dim(shape, axis, start_index, lambda d: 0),
-                                allow_negative_indices=allow_negative_indices)
-
-
-def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
-    """``operand`` with element ``index`` along ``axis`` replaced by ``update`` (which may
-    lack that axis)."""
-    x, upd = _leaf(operand), _leaf(update)
-    axis = axis % _aval(x).ndim
-    if _aval(upd).ndim < _aval(x).ndim:
-        upd = layout.expand_dims(upd, (axis,))
-    return dynamic_update_slice_in_dim(x, upd, index, axis,
-                                       allow_negative_indices=allow_negative_indices)
-
-
-from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
 _mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
-from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
-__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -1,0 +1,32 @@
+"""``tf.lax``: JAX's ``jax.lax``, the primitives' own API (no promotion, explicit
+shapes), with JAX's signatures and semantics.
+
+| module | functions |
+| --- | --- |
+| ``elementwise`` | arithmetic, comparisons, bits, special functions, conversions, select |
+| ``layout`` | broadcasts, reshapes, transposes, pad, concatenate, iota, full |
+| ``slicing`` | slices, dynamic slices, gather and the scatters with dimension numbers |
+| ``reductions`` | reduce with any computation, the named reductions, cumulative ops, sort, top_k |
+| ``products`` | dot_general, dot, batch_matmul, ragged and scaled products |
+| ``windows`` | convolutions, reduce_window and their shape helpers |
+| ``control`` | cond, switch, while_loop, fori_loop, scan, map, associative_scan, checkpoint |
+
+>>> from tf_numba import lax
+>>> lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
+array(32.)
+"""
+from ..api import stop_gradient
+from . import control, elementwise, layout, products, reductions, slicing, windows
+from .control import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .layout import *  # noqa: F401,F403
+from .products import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .slicing import *  # noqa: F401,F403
+from .windows import *  # noqa: F401,F403
+
+__all__ = (control.__all__ + elementwise.__all__ + layout.__all__ + products.__all__
+           + reductions.__all__ + slicing.__all__ + windows.__all__ + ["stop_gradient"])
+
+from ..core.public import public_dir as _public_dir  # noqa: E402
+__dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
