@@ -317,7 +317,7 @@ def test_reduce_window_vmaps():
 
 def test_reduce_window_folds_any_associative_computation():
     # logaddexp over windows (padding takes no part), against NumPy per window
-    x = RNG.standard_normal((5, 4))
+    x = np.random.default_rng(7).standard_normal((5, 4))
     got = lax.reduce_window(x, -np.inf, tnp.logaddexp, (2, 3), (1, 1), "SAME")
     padded = np.pad(x, ((0, 1), (1, 1)), constant_values=-np.inf)
     want = np.array([[np.logaddexp.reduce(padded[i:i + 2, j:j + 3], axis=None)
