@@ -25,7 +25,6 @@ LAYERS = [
     "custom_derivatives",
     "ext",                     # op families with their rules (linalg, fft, einsum)
     "numpy",
-    "windows",
     "lax",
     "random",
     "nn",

@@ -239,7 +239,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - jax.lax's name
     >>> map(lambda x: x * 2.0, np.arange(3.0))
     array([0., 2., 4.])
     """
-    from .api import vmap
+    from ..api import vmap
     if batch_size is None:
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
     leaves, tree = flat(xs)

@@ -17,8 +17,8 @@ from ..core.linear import Zero, aval_of, has_tangent
 from ..core.primitive import Primitive, register
 from ..core.shapes import same_shape
 from ..errors import ShapeError
-from . import elementwise as ew
 from ..transforms import batching as B
+from . import elementwise as ew
 from . import indexing, layout
 from .layout import located
 
