@@ -511,3 +511,115 @@ def test_errors_name_the_op():
         lax.scatter(np.ones(3), np.array([[0]]), np.ones(1), SD((), (0,), (0,)), mode="wrap")
     with pytest.raises(ShapeError, match="top_k"):
         lax.top_k(np.ones(3), 4)
+
+
+
+# ---------------------------------------------------------------- control, fft, convolutions
+
+def test_cond_and_switch_take_jax_older_operand_keyword():
+    close(lax.cond(True, lambda x: x + 1, lambda x: x - 1, operand=np.float64(1.0)),
+          jlax.cond(True, lambda x: x + 1, lambda x: x - 1, operand=np.float64(1.0)))
+    close(lax.switch(1, [lambda x: x, lambda x: 2 * x], operand=np.float64(3.0)), np.float64(6.0))
+    close(lax.fori_loop(0, 3, lambda i, x: x * 2.0, 1.0, unroll=2), np.float64(8.0))
+    close(lax.scan(lambda c, x: (c + x, c), 0.0, np.arange(3.0), unroll=2)[1],
+          jlax.scan(lambda c, x: (c + x, c), 0.0, np.arange(3.0), unroll=2)[1])
+
+
+def _cg(matvec, b, steps=20):
+    """Conjugate gradients, as a user would write a solver for custom_linear_solve."""
+    def body(i, state):
+        x, r, p = state
+        ap = matvec(p)
+        alpha = tnp.sum(r * r) / tnp.sum(p * ap)
+        x, r_new = x + alpha * p, r - alpha * ap
+        return x, r_new, r_new + tnp.sum(r_new * r_new) / tnp.sum(r * r) * p
+    return lax.fori_loop(0, steps, body, (b * 0.0, b, b))[0]
+
+
+def test_custom_linear_solve_differentiates_implicitly_as_jax():
+    m = RNG.standard_normal((4, 4))
+    a0 = m @ m.T + 4 * np.eye(4)
+    b0 = RNG.standard_normal(4)
+
+    def loss(a, b, ops, solve):
+        x = ops.custom_linear_solve(lambda v: a @ v, b, solve, symmetric=True)
+        return (x ** 2).sum()
+    ours = tf.grad(lambda a, b: loss(a, b, lax, lambda mv, r: _cg(mv, r)), (0, 1))(a0, b0)
+    want = jax.grad(lambda a, b: loss(a, b, jlax, lambda mv, r: jnp.linalg.solve(a0, r)),
+                    (0, 1))(a0, b0)
+    tree_close(ours, want, rtol=1e-8, atol=1e-10)
+    close(lax.custom_linear_solve(lambda v: a0 @ v, b0, lambda mv, r: _cg(mv, r),
+                                  symmetric=True), np.linalg.solve(a0, b0), rtol=1e-10)
+    # a solver closing over a value being differentiated, and vmap over right-hand sides
+    g = tf.grad(lambda a: tnp.sum(lax.custom_linear_solve(
+        lambda v: a @ v, b0, lambda mv, r: tnp.linalg.solve(a, r), symmetric=True)))(a0)
+    close(g, jax.grad(lambda a: jnp.sum(jnp.linalg.solve(a, b0)))(a0), rtol=1e-10)
+    bs = RNG.standard_normal((3, 4))
+    close(tf.vmap(lambda r: lax.custom_linear_solve(
+        lambda v: a0 @ v, r, lambda mv, q: _cg(mv, q), symmetric=True))(bs),
+        np.linalg.solve(a0, bs.T).T, rtol=1e-9)
+
+
+def test_custom_root_differentiates_implicitly_as_jax():
+    def newton(f, x0):
+        return lax.fori_loop(0, 40, lambda i, x: x - f(x) / (3 * x * x), x0)
+
+    def cube_root(c, ops, solve):
+        return ops.custom_root(lambda x: x ** 3 - c, 1.0, solve, lambda g, y: y / g(1.0))
+    c = 5.0
+    close(cube_root(c, lax, newton), np.cbrt(c))
+    want = jax.grad(lambda v: cube_root(v, jlax, lambda f, x0: jnp.cbrt(v)))(c)
+    close(tf.grad(lambda v: cube_root(v, lax, newton))(c), want, rtol=1e-12)
+    close(tf.jit(tf.grad(lambda v: cube_root(v, lax, newton)))(c), want, rtol=1e-12)
+    close(tf.vmap(tf.grad(lambda v: cube_root(v, lax, newton)))(np.array([2.0, 5.0])),
+          np.cbrt(np.array([2.0, 5.0])) ** -2 / 3, rtol=1e-12)
+
+
+def test_fft_kinds_match_jax():
+    x = RNG.standard_normal((3, 8))
+    z = x + 1j * RNG.standard_normal((3, 8))
+    close(lax.fft(z, lax.FftType.FFT, (8,)), jlax.fft(z, jlax.FftType.FFT, (8,)))
+    close(lax.fft(z, "ifft", (3, 8)), jlax.fft(z, "ifft", (3, 8)))
+    half = lax.fft(x, lax.FftType.RFFT, (8,))
+    close(half, jlax.fft(x, jlax.FftType.RFFT, (8,)))
+    close(lax.fft(half, lax.FftType.IRFFT, (8,)), jlax.fft(np.asarray(half),
+                                                          jlax.FftType.IRFFT, (8,)))
+    jax_grads(lambda v: lax.real(lax.fft(v, lax.FftType.RFFT, (8,))),
+              lambda v: jlax.real(jlax.fft(v, jlax.FftType.RFFT, (8,))), (x,))
+
+
+def test_convolution_variants_match_jax():
+    x, w = RNG.standard_normal((4, 3, 7, 6)), RNG.standard_normal((6, 3, 2, 2))
+    for dn in (None, ("NHWC", "HWIO", "NHWC")):
+        xx = x if dn is None else x.transpose(0, 2, 3, 1)
+        ww = w if dn is None else w.transpose(2, 3, 1, 0)
+        kw = dict(dimension_numbers=dn, batch_group_count=2)
+        close(lax.conv_general_dilated(xx, ww, (1, 1), "SAME", **kw),
+              jlax.conv_general_dilated(xx, ww, (1, 1), "SAME", **kw))
+        kw = dict(dimension_numbers=dn)
+        close(lax.conv_general_dilated_patches(xx, (2, 3), (1, 2), "SAME", **kw),
+              jlax.conv_general_dilated_patches(xx, (2, 3), (1, 2), "SAME", **kw))
+    jax_grads(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "VALID", batch_group_count=2),
+              lambda a, b: jlax.conv_general_dilated(a, b, (1, 1), "VALID", batch_group_count=2),
+              (x, w))
+    local_w = RNG.standard_normal((5, 3 * 6, 7, 3))
+    close(lax.conv_general_dilated_local(x, local_w, (1, 2), "SAME", (2, 3)),
+          jlax.conv_general_dilated_local(x, local_w, (1, 2), "SAME", (2, 3)))
+    args = (x, w[:, :, :2], (1, 1), ((1, 0), (0, 1)), (2, 1), (1, 2))
+    close(lax.conv_with_general_padding(*args), jlax.conv_with_general_padding(*args))
+
+
+def test_compiler_hints_are_identities():
+    x = NORMAL((3,))
+    kept = lax.optimization_barrier((x, 1))
+    assert kept[0] is x and kept[1] == 1
+    assert lax.with_sharding_constraint(x, None) is x
+    tangent = lax.composite(lambda v: lax.sin(v) / lax.cos(v), "my.tangent")
+    close(tangent(x), np.tan(x), rtol=1e-14)
+    close(tf.grad(lambda v: tnp.sum(tangent(v)))(x), 1 / np.cos(x) ** 2, rtol=1e-12)
+    close(lax.platform_dependent(x, cpu=lambda v: v * 2, default=lambda v: v), 2 * x)
+    close(lax.platform_dependent(x, tpu=lambda v: v * 2, default=lambda v: -v), -x)
+    close(tf.jit(lambda v: lax.optimization_barrier(v) + lax.stage(1.0))(x), x + 1)
+    assert lax.dce_sink(x) is None
+    assert isinstance(lax.after_all(lax.create_token(), lax.create_token()), type(
+        lax.create_token()))

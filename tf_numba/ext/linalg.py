@@ -59,7 +59,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.ir import ShapedArray
-from ..core.linear import Zero, aval_of, is_undefined, is_zero, instantiate
+from ..core.linear import Zero, aval_of, defzero, is_undefined, is_zero, instantiate
 from ..core.primitive import register
 from ..core.trace import Tracer
 from ..errors import DTypeError, MissingRuleError, ShapeError, UnsupportedError
@@ -276,6 +276,57 @@ def _banded_impl(ab, b, *, lower, upper):
                        ab, b).astype(b.dtype, copy=False)
 
 
+def _lapack(name, a):
+    import scipy.linalg
+    return scipy.linalg.get_lapack_funcs((name,), (a,))[0]
+
+
+def _per_matrix_outputs(fn, a, *others):
+    """``fn`` (a 2-D routine returning a list of arrays) on each matrix of a stack."""
+    batch = a.shape[:-2]
+    flat = [x.reshape((-1,) + x.shape[len(batch):]) for x in (a,) + others]
+    outs = [fn(*xs) for xs in zip(*flat)]
+    return [np.stack(parts).reshape(batch + parts[0].shape) for parts in zip(*outs)]
+
+
+def _hessenberg_one(a):
+    h, tau, _ = _lapack("gehrd", a)(a)
+    return [h, tau[:max(a.shape[-1] - 1, 0)]]
+
+
+def _tridiagonal_one(a, *, lower):
+    name = "hetrd" if np.iscomplexobj(a) else "sytrd"
+    c, d, e, tau, _ = _lapack(name, a)(a, lower=int(lower))
+    return [c, d, e, tau]
+
+
+def _householder_product_one(a, taus):
+    name = "ungqr" if np.iscomplexobj(a) else "orgqr"
+    q, _, _ = _lapack(name, a)(a, taus)
+    return [q]
+
+
+def _qr_pivots_one(a):
+    _, jpvt, *_ = _lapack("geqp3", a)(a)
+    return [(jpvt - 1).astype(np.int32)]
+
+
+def _hessenberg_impl(a):
+    return _per_matrix_outputs(_hessenberg_one, np.asarray(a))
+
+
+def _tridiagonal_impl(a, *, lower):
+    return _per_matrix_outputs(lambda m: _tridiagonal_one(m, lower=lower), np.asarray(a))
+
+
+def _householder_product_impl(a, taus):
+    return _per_matrix_outputs(_householder_product_one, np.asarray(a), np.asarray(taus))[0]
+
+
+def _qr_pivots_impl(a):
+    return _per_matrix_outputs(_qr_pivots_one, np.asarray(a))[0]
+
+
 # ---------------------------------------------------------------- ops
 
 def _qr_eval(a, *, full):
@@ -400,6 +451,32 @@ def _frechet_eval(a, e):
     return a
 
 
+def _hessenberg_eval(a):
+    _check_matrix("hessenberg", a, square=True)
+    return (a, ShapedArray(a.shape[:-2] + (max(a.shape[-1] - 1, 0),), a.dtype))
+
+
+def _tridiagonal_eval(a, *, lower):
+    _check_matrix("tridiagonal", a, square=True)
+    n, batch, real = a.shape[-1], a.shape[:-2], dtypes.real_part(a.dtype)
+    return (a, ShapedArray(batch + (n,), real), ShapedArray(batch + (max(n - 1, 0),), real),
+            ShapedArray(batch + (max(n - 1, 0),), a.dtype))
+
+
+def _householder_product_eval(a, taus):
+    _check_matrix("householder_product", a)
+    m, n = a.shape[-2:]
+    if taus.dtype != a.dtype or taus.shape[:-1] != a.shape[:-2] or not taus.shape[-1] <= n <= m:
+        raise ShapeError(f"needs reflectors a (m, n) with m >= n and taus (k,) with k <= n, of "
+                         f"one dtype and batch, got {a} and {taus}", op="householder_product")
+    return a
+
+
+def _qr_pivots_eval(a):
+    _check_matrix("qr", a)
+    return ShapedArray(a.shape[:-2] + a.shape[-1:], dtypes.int32)
+
+
 # Each op names the BLAS library its impl runs on (``blas=``), so that a plan sets that
 # library's width and keeps its products there: NumPy's (np.linalg's LAPACK, numpy_lapack,
 # and loops.gemm_into) but for expm's Pade approximants, which are SciPy's.
@@ -437,9 +514,21 @@ sylvester_p = FAMILY.op("solve_sylvester", _sylvester_eval, _sylvester_impl,
 polar_p = FAMILY.op("polar", _polar_eval, _polar_impl, multiple_results=True,
                     blas=SCIPY_BLAS)
 banded_p = FAMILY.op("solve_banded", _banded_eval, _banded_impl, blas=SCIPY_BLAS)
+# LAPACK's Householder forms (JAX's lax.linalg), without derivatives (as JAX's); the
+# column order of a pivoted QR (geqp3), whose derivative is zero
+hessenberg_p = FAMILY.op("hessenberg", _hessenberg_eval, _hessenberg_impl,
+                         multiple_results=True, blas=SCIPY_BLAS)
+tridiagonal_p = FAMILY.op("tridiagonal", _tridiagonal_eval, _tridiagonal_impl,
+                          multiple_results=True, blas=SCIPY_BLAS)
+householder_product_p = FAMILY.op("householder_product", _householder_product_eval,
+                                  _householder_product_impl, blas=SCIPY_BLAS)
+qr_pivots_p = FAMILY.op("qr_pivots", _qr_pivots_eval, _qr_pivots_impl, blas=SCIPY_BLAS)
+defzero(qr_pivots_p)
 
 for _prim, _ranks in ((eig_p, (2,)), (eigvals_p, (2,)), (schur_p, (2,)), (sqrtm_p, (2,)),
-                      (sylvester_p, (2, 2, 2)), (polar_p, (2,)), (banded_p, (2, 2))):
+                      (sylvester_p, (2, 2, 2)), (polar_p, (2,)), (banded_p, (2, 2)),
+                      (hessenberg_p, (2,)), (tridiagonal_p, (2,)),
+                      (householder_product_p, (2, 1)), (qr_pivots_p, (2,))):
     batch_leading(_prim, _ranks)
 
 for _prim, _ranks in ((cholesky_p, (2,)), (cho_inverse_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
@@ -569,6 +658,29 @@ def solve_banded(ab, b, lower, upper):
     """``x`` with ``A x = b`` for ``A`` in LAPACK's banded storage
     ``ab[upper + i - j, j] == A[i, j]``; linear in ``b``."""
     return banded_p.bind(ab, b, lower=int(lower), upper=int(upper))
+
+
+def hessenberg(a):
+    """(packed, taus): LAPACK's Hessenberg reduction (``gehrd``): ``H`` on and above the
+    first subdiagonal, the reflectors below it."""
+    return hessenberg_p.bind(a)
+
+
+def tridiagonal(a, lower=True):
+    """(packed, d, e, taus): LAPACK's reduction of a Hermitian matrix to real tridiagonal
+    form (``sytrd``/``hetrd``) from its ``lower`` (or upper) triangle."""
+    return tridiagonal_p.bind(a, lower=bool(lower))
+
+
+def householder_product(a, taus):
+    """The product of the Householder reflectors stored in ``a``'s columns with ``taus``
+    (LAPACK ``orgqr``/``ungqr``): the first ``n`` columns of ``Q``."""
+    return householder_product_p.bind(a, taus)
+
+
+def qr_pivots(a):
+    """The column order of a pivoted QR of ``a`` (LAPACK ``geqp3``), 0-based int32."""
+    return qr_pivots_p.bind(a)
 
 
 def expm_frechet(a, e):

@@ -9,16 +9,23 @@ shapes), with JAX's signatures and semantics.
 | ``reductions`` | reduce with any computation, the named reductions, cumulative ops, sort, top_k |
 | ``products`` | dot_general, dot, batch_matmul, ragged and scaled products |
 | ``windows`` | convolutions, reduce_window and their shape helpers |
-| ``control`` | cond, switch, while_loop, fori_loop, scan, map, associative_scan, checkpoint |
+| ``control`` | cond, switch, while_loop, fori_loop, scan, map, associative_scan, checkpoint, custom_linear_solve, custom_root |
+| ``fft`` | fft by FftType |
+| ``compiler_hints`` | optimization_barrier, with_sharding_constraint, composite, platform_dependent, tokens: identities here |
+| ``linalg`` | ``tf.lax.linalg``: JAX's ``jax.lax.linalg`` |
 
 >>> from tf_numba import lax
 >>> lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
 array(32.)
 """
 from ..api import stop_gradient
-from . import control, elementwise, layout, products, reductions, slicing, windows
+from . import (compiler_hints, control, elementwise, layout, linalg, products, reductions,
+               slicing, windows)
+from . import fft as _fft     # the module; ``fft`` is its function, as jax.lax.fft
+from .compiler_hints import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
+from .fft import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
@@ -26,7 +33,8 @@ from .slicing import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
 
 __all__ = (control.__all__ + elementwise.__all__ + layout.__all__ + products.__all__
-           + reductions.__all__ + slicing.__all__ + windows.__all__ + ["stop_gradient"])
+           + reductions.__all__ + slicing.__all__ + windows.__all__ + compiler_hints.__all__
+           + _fft.__all__ + ["stop_gradient", "linalg"])
 
 from ..core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

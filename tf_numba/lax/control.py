@@ -26,7 +26,9 @@ from ..ops import layout
 from ._operands import concrete_int, flat, leaf
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint", "map",
-           "associative_scan"]
+           "associative_scan", "custom_linear_solve", "custom_root"]
+
+_NO_OPERAND = object()      # cond's and switch's deprecated ``operand=`` was not given
 
 
 def _trace(fn, in_tree, avals, spread=True):
@@ -71,12 +73,23 @@ def _branches(fns, operands, what):
     programs, lead = _join_leading(traced)
     return programs, lead, leaves, out_tree
 
-def switch(index, branches, *operands):
+def _with_operand(operands, operand, op):
+    """JAX's older spelling ``cond(pred, t, f, operand=x)``: the one operand ``x``."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TfNumbaError("takes operands positionally or as operand=, not both", op=op,
+                           source=user_source())
+    return (operand,)
+
+
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """``branches[index](*operands)``, the index clamped to ``[0, len(branches) - 1]``.
 
     >>> switch(1, [lambda x: x + 1, lambda x: x * 10], 2.0)
     array(20.)
     """
+    operands = _with_operand(operands, operand, "switch")
     branches = list(branches)
     if not branches:
         raise TfNumbaError("needs at least one branch", op="switch", source=user_source())
@@ -90,13 +103,14 @@ def switch(index, branches, *operands):
     return pytree.unflatten(out_tree, outs)
 
 
-def cond(pred, true_fun, false_fun, *operands):
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a
     scalar (bool, or a number compared with 0), possibly traced.
 
     >>> cond(np.float64(3.0) > 2, lambda x: x * 2, lambda x: -x, 1.5)
     array(3.)
     """
+    operands = _with_operand(operands, operand, "cond")
     pred = leaf(pred)
     pred_aval = aval_of(pred)
     if pred_aval.shape != ():
@@ -144,11 +158,12 @@ def _check_carry(tree, out_tree, avals, out_avals, op, what):
                              "value, e.g. 0.0 instead of 0)", op=op, source=user_source())
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns the final ``val``.
 
     With concrete bounds it is a ``scan`` of ``upper - lower`` steps (reverse mode stores
-    one set of residuals per step); with traced bounds, a ``while_loop``.
+    one set of residuals per step); with traced bounds, a ``while_loop``. ``unroll`` (how
+    many steps XLA unrolls) is accepted; the compiled loop here is not unrolled.
 
     >>> fori_loop(0, 4, lambda i, s: s + i, 0)
     array(6)
@@ -172,9 +187,10 @@ def fori_loop(lower, upper, body_fun, init_val):
     return while_loop(loop_cond, loop_body, (lower, upper, init_val))[2]
 
 
-def scan(f, init, xs, length=None, reverse=False):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
-    ``(final carry, stacked ys)``, as ``jax.lax.scan``. ``xs`` may be None with ``length``.
+    ``(final carry, stacked ys)``, as ``jax.lax.scan``. ``xs`` may be None with ``length``;
+    ``unroll`` is accepted (the compiled loop is not unrolled).
 
     >>> scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
     (array(6.), array([0., 0., 2., 9.]))
@@ -318,6 +334,125 @@ def _interleave(a, b, axis):
         out = layout.concatenate([out, layout.slice_in_dim(a, nb, na, 1, axis)], axis)
     return out
 
+
+# ---------------------------------------------------------------- implicit differentiation
+
+def _closed(fn, *examples):
+    """``fn`` (a function of pytrees like ``examples``) as ``(apply, consts)``:
+    ``apply(consts, *xs)`` evaluates it with the values it closed over passed as
+    ``consts``, so that a custom derivative receives them as arguments."""
+    from ..core.interpreter import eval_program
+    leaves, tree = flat(examples)
+    program, consts, out_tree = _trace(fn, tree, [aval_of(x) for x in leaves])
+
+    def apply(cs, *xs):
+        outs = eval_program(program, list(cs) + flat(xs)[0])
+        return pytree.unflatten(out_tree, outs)
+    return apply, tuple(consts)
+
+
+def _negated(tree):
+    return pytree.tree_map(ew.neg, tree)
+
+
+def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
+                        has_aux=False):
+    """``solve(matvec, b)``, a solution ``x`` of the linear system ``matvec(x) = b``,
+    differentiated implicitly (``jax.lax.custom_linear_solve``): the derivative never
+    goes through ``solve``'s iterations. Reverse mode solves the transposed system with
+    ``transpose_solve(vecmat, ct)`` (``solve`` itself when ``symmetric``); the values
+    ``matvec`` closes over get ``-vjp(matvec)(x)`` of that solution. With ``has_aux``,
+    ``solve`` returns ``(x, aux)`` and so does this.
+
+    >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    >>> custom_linear_solve(lambda x: a @ x, np.array([1.0, 2.0]),
+    ...                     lambda mv, b: np.linalg.solve(a, b), symmetric=True)
+    array([0.2, 0.6])
+    """
+    from ..api import vjp
+    from ..custom_derivatives import custom_vjp
+    apply, consts = _closed(matvec, b)
+    if transpose_solve is None and symmetric:
+        transpose_solve = solve
+    # the solvers may close over values being differentiated too: they are traced now,
+    # with those values passed in (they take no part in the derivative: a solution's
+    # derivative does not depend on how it was found)
+    solved, solve_consts = _closed(
+        lambda cs, rhs: solve(lambda x: apply(cs, x), rhs), consts, b)
+    zeros = pytree.tree_map(lambda v: layout.full(aval_of(v).shape, 0, aval_of(v).dtype),
+                            flat(b)[0])
+    b_tree = flat(b)[1]
+
+    def vecmat(cs):
+        # matvec is linear: its transpose is its vjp at any point, zero here
+        _, pull = vjp(lambda v: apply(cs, v), pytree.unflatten(b_tree, zeros))
+        return lambda y: pull(y)[0]
+    transposed, transpose_consts = (None, ()) if transpose_solve is None else _closed(
+        lambda cs, ct: transpose_solve(vecmat(cs), ct), consts, b)
+
+    def solution(out):
+        return out[0] if has_aux else out
+
+    run = custom_vjp(lambda scs, tcs, cs, rhs: solved(scs, cs, rhs))
+
+    def fwd(scs, tcs, cs, rhs):
+        out = solved(scs, cs, rhs)
+        return out, (tcs, cs, solution(out))
+
+    def bwd(res, ct):
+        tcs, cs, x = res
+        if transposed is None:
+            raise TfNumbaError("reverse mode needs transpose_solve (or symmetric=True) to "
+                               "solve the transposed system", op="custom_linear_solve",
+                               source=user_source())
+        lam = transposed(tcs, cs, solution(ct))
+        _, pull_cs = vjp(lambda c: apply(c, x), cs)
+        return None, None, pull_cs(_negated(lam))[0], lam
+    run.defvjp(fwd, bwd)
+    return run(solve_consts, transpose_consts, consts, b)
+
+
+def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
+    """``solve(f, initial_guess)``, a root ``x`` of ``f``, differentiated implicitly in
+    reverse mode (``jax.lax.custom_root``): the values ``f`` closes over get ``-J^-T ct``
+    pulled back through ``f``, with ``J`` the Jacobian of ``f`` in ``x`` at the root and
+    the transposed system solved by ``tangent_solve(g, y)`` (a solver of ``g(v) = y`` for
+    a linear ``g``). Forward mode differentiates ``solve`` itself. With ``has_aux``,
+    ``solve`` returns ``(x, aux)`` and so does this.
+
+    >>> custom_root(lambda x: x * x - 2.0, 1.0,
+    ...             lambda f, x0: fori_loop(0, 30, lambda i, x: x - f(x) / (2 * x), x0),
+    ...             lambda g, y: y / g(1.0))
+    array(1.41421356)
+    """
+    from ..api import vjp
+    from ..custom_derivatives import custom_vjp
+    guess = pytree.tree_map(leaf, initial_guess)
+    apply, consts = _closed(f, guess)
+    root, solve_consts = _closed(lambda cs: solve(lambda x: apply(cs, x), guess), consts)
+
+    def transposed_jacobian(cs, x):
+        _, pull = vjp(lambda u: apply(cs, u), x)
+        return lambda y: pull(y)[0]
+    transposed, tangent_consts = _closed(
+        lambda cs, x, ct: tangent_solve(transposed_jacobian(cs, x), ct), consts, guess, guess)
+
+    def solution(out):
+        return out[0] if has_aux else out
+
+    run = custom_vjp(lambda scs, tcs, cs: root(scs, cs))
+
+    def fwd(scs, tcs, cs):
+        out = root(scs, cs)
+        return out, (tcs, cs, solution(out))
+
+    def bwd(res, ct):
+        tcs, cs, x = res
+        lam = transposed(tcs, cs, x, solution(ct))
+        _, pull_cs = vjp(lambda c: apply(c, x), cs)
+        return None, None, pull_cs(_negated(lam))[0]
+    run.defvjp(fwd, bwd)
+    return run(solve_consts, tangent_consts, consts)
 
 from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
 _mark_entry_points(globals())   # their errors' tracebacks end at the caller's code

@@ -32,12 +32,15 @@ __all__ = ["Precision", "PrecisionLike", "DotAlgorithm", "DotAlgorithmPreset",
            "DotDimensionNumbers", "RaggedDotDimensionNumbers", "dot", "dot_general",
            "batch_matmul", "ragged_dot", "ragged_dot_general", "scaled_dot"]
 
-PrecisionLike = object
-"""What ``precision=`` takes (JAX's type alias): None, a ``Precision``, its name, a pair of
-them, a ``DotAlgorithm`` or a ``DotAlgorithmPreset``."""
+class PrecisionLike:
+    """What ``precision=`` takes, for annotations (JAX's type alias): None, a
+    ``Precision``, its name, a pair of them, a ``DotAlgorithm`` or a
+    ``DotAlgorithmPreset``."""
 
-DotDimensionNumbers = tuple
-"""``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``, JAX's type alias."""
+
+class DotDimensionNumbers(tuple):
+    """``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``, for annotations
+    (JAX's type alias); any such pair of pairs is one."""
 
 
 class DotAlgorithm(NamedTuple):

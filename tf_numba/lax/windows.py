@@ -42,7 +42,9 @@ from ..ops import layout, reductions, windows
 from ..ops.layout import located
 from . import reductions as lax_reductions
 
-__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+__all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers",
+           "conv_with_general_padding", "conv_general_dilated_patches",
+           "conv_general_dilated_local", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
            "conv_transpose", "conv_transpose_shape_tuple", "padtype_to_pads", "reduce_window",
            "reduce_window_shape_tuple"]
@@ -58,6 +60,11 @@ class ConvDimensionNumbers(tuple):
     lhs_spec = property(operator.itemgetter(0))
     rhs_spec = property(operator.itemgetter(1))
     out_spec = property(operator.itemgetter(2))
+
+
+class ConvGeneralDilatedDimensionNumbers:
+    """What ``dimension_numbers=`` of a convolution takes, for annotations (JAX's type
+    alias): None, a ``ConvDimensionNumbers``, or three spec strings."""
 
 
 def _check_letters(spec, pair, what):
@@ -208,7 +215,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     ``dimension_numbers`` is None (``NC...``, ``OI...``, ``NC...``), three strings such as
     ``("NHWC", "HWIO", "NHWC")`` or three axis tuples; strides and dilations follow the
     spatial letters in the order of the kernel's spec. ``precision`` is accepted and
-    ignored (products run in the operands' dtype); ``batch_group_count`` must be 1.
+    ignored (products run in the operands' dtype). ``batch_group_count`` convolves runs of
+    the batch with runs of the output features (the kernel gradient of a grouped
+    convolution).
 
     >>> x, w = np.ones((1, 5, 5, 2)), np.ones((3, 3, 2, 4))
     >>> conv_general_dilated(x, w, (1, 1), "SAME",
@@ -227,11 +236,13 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     if la.ndim < 2:
         raise ShapeError(f"operands need rank >= 2 (batch, feature, spatial...), got shapes "
                          f"{la.shape} and {ra.shape}", op=op)
-    if int(batch_group_count) != 1:
-        raise TfNumbaError("batch_group_count other than 1 is not supported; split the "
-                           "batch and call conv_general_dilated per group", op=op)
     lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(la.shape, ra.shape,
                                                           dimension_numbers)
+    batch_groups = operator.index(batch_group_count)
+    if batch_groups != 1:
+        return _batch_grouped(lhs, rhs, batch_groups, (lhs_spec, rhs_spec, out_spec),
+                              window_strides, padding, lhs_dilation, rhs_dilation,
+                              feature_group_count, preferred_element_type)
     n_sp = la.ndim - 2
     strides = _ints(window_strides, n_sp, "window_strides", op)
     lhs_dil = _ints(lhs_dilation, n_sp, "lhs_dilation", op)
@@ -277,6 +288,31 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     return layout.transpose(y, perm)
 
 
+def _batch_grouped(lhs, rhs, groups, specs, window_strides, padding, lhs_dilation,
+                   rhs_dilation, feature_group_count, preferred_element_type):
+    """XLA's ``batch_group_count``: the batch cut into ``groups`` runs, run ``g`` convolved
+    with the ``g``-th run of output features. That is a feature-grouped convolution of the
+    runs moved into the features: (N, C) -> (N / G, G * C)."""
+    op = "conv_general_dilated"
+    lhs_spec, rhs_spec, out_spec = specs
+    shape = tuple(aval_of(lhs).shape)
+    n, c, spatial = shape[lhs_spec[0]], shape[lhs_spec[1]], [shape[a] for a in lhs_spec[2:]]
+    out_ch = aval_of(rhs).shape[rhs_spec[0]]
+    if operator.index(feature_group_count) != 1 or groups < 1 or n % groups or out_ch % groups:
+        raise ShapeError(f"batch_group_count {groups} must divide the batch {n} and the "
+                         f"kernel's output features {out_ch}, with feature_group_count 1",
+                         op=op)
+    x = layout.transpose(lhs, lhs_spec)                           # (N, C, spatial...)
+    rank = len(shape)
+    x = layout.reshape(x, (groups, n // groups, c) + tuple(spatial))
+    x = layout.transpose(x, (1, 0) + tuple(range(2, rank + 1)))
+    x = layout.reshape(x, (n // groups, groups * c) + tuple(spatial))
+    canonical = tuple(range(rank))
+    return conv_general_dilated(x, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                (canonical, rhs_spec, out_spec), feature_group_count=groups,
+                                preferred_element_type=preferred_element_type)
+
+
 def _contract(cols, w, k, groups, in_per_group, out_ch, preferred_element_type):
     """(N, out..., K, C) patches times the (window..., I, O) kernel: (N, out..., O)."""
     rank = len(aval_of(cols).shape)
@@ -310,6 +346,77 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
     """
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+@located
+def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                              precision=None, preferred_element_type=None):
+    """``conv_general_dilated`` with NC... input and OI... kernel, explicit or string
+    padding and dilations (``jax.lax.conv_with_general_padding``)."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+@located
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None,
+                                 rhs_dilation=None, dimension_numbers=None, precision=None,
+                                 preferred_element_type=None):
+    """The patches a convolution of ``filter_shape`` reads, as output features: each input
+    feature followed by its window's elements (``jax.lax.conv_general_dilated_patches``),
+    JAX's construction, a depthwise convolution with one-hot kernels.
+
+    >>> conv_general_dilated_patches(np.arange(4.0).reshape(1, 1, 4), (2,), (2,), "VALID")
+    array([[[0., 2.],
+            [1., 3.]]])
+    """
+    x = layout._as_array(lhs)
+    shape, dt = aval_of(x).shape, aval_of(x).dtype
+    filter_shape = tuple(operator.index(k) for k in filter_shape)
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(shape, (1, 1) + filter_shape,
+                                                          dimension_numbers)
+    size, channels = math.prod(filter_shape), shape[lhs_spec[1]]
+    eye = ew.eq(layout.iota(dtypes.int64, (size, size), 0), layout.iota(dtypes.int64,
+                                                                        (size, size), 1))
+    eye = ew.convert_element_type(eye, dt)
+    w = layout.reshape(layout.broadcast_in_dim(eye, (channels, size, size), (1, 2)),
+                       (channels * size, 1) + filter_shape)
+    # the (O, I, spatial...) kernel moved to rhs_spec's order
+    order = [0] * (len(filter_shape) + 2)
+    for j, axis in enumerate(rhs_spec):
+        order[axis] = j
+    w = layout.transpose(w, tuple(order))
+    return conv_general_dilated(x, w, window_strides, padding, lhs_dilation, rhs_dilation,
+                                (lhs_spec, rhs_spec, out_spec), feature_group_count=channels,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+@located
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
+                               lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
+                               precision=None):
+    """The unshared (locally connected) convolution: a kernel of its own at each output
+    position (``jax.lax.conv_general_dilated_local``): ``rhs``'s spatial dims are the
+    output's, its ``I`` dim the input features times the ``filter_shape`` window; JAX's
+    construction, the patches contracted with ``rhs`` position by position."""
+    x = layout._as_array(lhs)
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers)
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
+        aval_of(x).shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    lhs_b, rhs_b = out_spec[2:], rhs_spec[2:]
+    rhs_b = tuple(rhs_b[i] for i in sorted(range(len(rhs_b)), key=lambda k: lhs_b[k]))
+    lhs_b = tuple(sorted(lhs_b))
+    out = contraction.dot_general(patches, layout._as_array(rhs),
+                                  (((out_spec[1],), (rhs_spec[1],)), (lhs_b, rhs_b)))
+    # out: (spatial..., N, O) -> the output's spec
+    rank = aval_of(out).ndim
+    canonical = (rank - 2, rank - 1) + tuple(range(rank - 2))
+    perm = [0] * rank
+    for j, axis in enumerate(out_spec):
+        perm[axis] = canonical[j]
+    return layout.transpose(out, tuple(perm))
 
 
 def _transpose_pads(window, strides, padding, dilation):
