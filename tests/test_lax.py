@@ -10,6 +10,7 @@ import tf_numba.numpy as tnp
 from tf_numba import lax
 from tf_numba.errors import DTypeError, ShapeError, TfNumbaError
 from ad_checks import check_grads
+from jit_checks import compiled
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -488,7 +489,33 @@ def test_composition_differentiates_vmaps_and_compiles():
     check_grads(lambda v: _program(v, idx), (x,), order=2)
     xs = NORMAL((3, 5, 3))
     close(tf.vmap(lambda v: _program(v, idx))(xs), np.stack([_program(v, idx) for v in xs]))
-    close(tf.jit(_program)(x, idx), _program(x, idx), rtol=1e-13)
+    close(compiled(_program)(x, idx), _program(x, idx), rtol=1e-13)
+
+
+def test_gathers_and_scatters_vmap_over_indices_and_compile():
+    dn = GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    sd = SD(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    xs = NORMAL((4, 6, 3))
+    idx = RNG.integers(-2, 8, (4, 5, 1))
+    upd = NORMAL((4, 5, 3))
+
+    def f(x, i, u):
+        got = lax.gather(x, i, dn, (1, 3), mode="fill", fill_value=0.0)
+        return (lax.scatter_add(x, i, u * got, sd) + lax.scatter_max(x, i, u, sd)
+                + lax.scatter(x, i, u, sd, mode="clip"))
+    loop = np.stack([f(*a) for a in zip(xs, idx, upd)])
+    close(tf.vmap(f)(xs, idx, upd), loop)
+    close(compiled(tf.vmap(f))(xs, idx, upd), loop, rtol=1e-13)
+    close(tf.vmap(f, (0, None, 0))(xs, idx[0], upd), np.stack([f(x, idx[0], u)
+                                                                for x, u in zip(xs, upd)]))
+
+
+def test_scatter_min_max_with_duplicates_differentiate():
+    sd = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    idx = np.array([[0], [2], [2], [0], [4], [2]])
+    x, upd = NORMAL((5,)), NORMAL((6,))
+    for kind in (lax.scatter_max, lax.scatter_min):
+        check_grads(lambda a, u: kind(a, idx, u, sd), (x, upd), order=2)
 
 
 def test_bits_and_integer_ops_compile_and_vmap():
@@ -500,7 +527,7 @@ def test_bits_and_integer_ops_compile_and_vmap():
         s = s + ops.shift_right_logical(v, n[0]) + ops.population_count(v) + ops.clz(v)
         return ops.div(s, n[4]) + ops.rem(v, n[3])
     close(f(x), f(x, jlax))
-    close(tf.jit(f)(x), f(x))
+    close(compiled(f)(x), f(x))
     close(tf.vmap(f)(x), np.stack([f(v) for v in x]))
 
 

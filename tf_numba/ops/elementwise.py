@@ -153,6 +153,17 @@ def _logistic_source(a, i, o):
     return typed(f"({one} / ({one} + {EXP_SOURCE([f'(-{a[0]})'], i, i)}))", o)
 
 
+def _fmod_source(a, i, o):
+    if not dtypes.is_integer(i):
+        return typed(f"np.fmod({a[0]}, {a[1]})", o)
+    # numba's np.fmod of integers is not C's remainder; from Python's floor remainder
+    # (the divisor's sign), moved to the dividend's sign; 0 for a zero divisor, as NumPy
+    x, y = a
+    r = f"({x} % {y})"
+    return typed(f"(0 if {y} == 0 else ({r} - {y} if {r} != 0 and ({r} < 0) != ({x} < 0) "
+                 f"else {r}))", o)
+
+
 def _pow_source(a, i, o):
     # a square as one multiply, not a call of np.power
     if a[1] == literal(2, i):
@@ -234,7 +245,7 @@ BINARY = {
     # NumPy `%`: sign of the divisor
     "rem": (np.remainder, REAL, SAME, call("np.remainder", complex=False)),
     # C fmod: sign of the dividend
-    "fmod": (np.fmod, REAL, SAME, call("np.fmod", math=True)),
+    "fmod": (np.fmod, REAL, SAME, written(_fmod_source, math=True)),
     "pow": (np.power, NUMERIC, SAME, written(_pow_source, math=True)),
     # NaN-propagating, as NumPy
     "max": (np.maximum, ANY, SAME, call("np.maximum", complex=False)),
