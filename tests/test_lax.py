@@ -189,6 +189,13 @@ def test_select_n_clamp_and_conversions_match_jax():
     close(lax.clamp(-0.5, x, 0.5), jlax.clamp(-0.5, x, 0.5))
     jax_grads(lambda v: lax.clamp(-0.5, v, 0.5), lambda v: jlax.clamp(-0.5, v, 0.5), (x,))
     close(lax.convert_element_type(x, np.int32), jlax.convert_element_type(x, np.int32))
+    edges = np.array([np.nan, 1e20, -1e20, 2.7, -2.7, np.inf, 2.0 ** 31, -2.0 ** 31])
+    for dt in (np.int32, np.int64):
+        for v in (edges, edges.astype(np.float32)):
+            close(lax.convert_element_type(v, dt),
+                  jax.jit(lambda a: jlax.convert_element_type(a, dt))(v))
+            close(compiled(lambda a: lax.convert_element_type(a, dt))(v),
+                  lax.convert_element_type(v, dt))
     for old, new in ((np.float64, np.int64), (np.float64, np.int32), (np.float32, np.int32),
                      (np.int32, np.float32)):
         v = np.arange(1, 5).astype(old)
@@ -650,3 +657,17 @@ def test_compiler_hints_are_identities():
     assert lax.dce_sink(x) is None
     assert isinstance(lax.after_all(lax.create_token(), lax.create_token()), type(
         lax.create_token()))
+
+
+def test_reduce_window_of_a_pytree_matches_jax():
+    x = NORMAL((6, 5))
+    i = np.arange(30.0).reshape(6, 5)
+
+    def pick(ops):
+        def larger(a, b):
+            keep = ops.ge(a[0], b[0])
+            return ops.select(keep, a[0], b[0]), ops.select(keep, a[1], b[1])
+        return larger
+    got = lax.reduce_window((x, i), (-np.inf, -1.0), pick(lax), (2, 2), (2, 1), "SAME")
+    want = jlax.reduce_window((x, i), (-np.inf, -1.0), pick(jlax), (2, 2), (2, 1), "SAME")
+    tree_close(got, want)

@@ -338,9 +338,24 @@ def select_n(which, *cases):
 
 
 def convert_element_type(operand, new_dtype):
-    """``operand`` as ``new_dtype`` (floats to integers round toward zero; complex to real
-    keeps the real part; ``jax.lax.convert_element_type``)."""
-    return ew.convert_element_type(leaf(operand), new_dtype)
+    """``operand`` as ``new_dtype`` (``jax.lax.convert_element_type``): floats to integers
+    round toward zero and saturate, NaN giving 0 (XLA's, where NumPy's cast is undefined
+    out of range); complex to real keeps the real part.
+
+    >>> convert_element_type(np.array([2.7, -2.7, 1e20, np.nan]), np.int32)
+    array([          2,          -2,  2147483647,           0], dtype=int32)
+    """
+    x = leaf(operand)
+    new = dtypes.canonical(new_dtype)
+    if aval_of(x).dtype.kind != "f" or not dtypes.is_integer(new):
+        return ew.convert_element_type(x, new)
+    info = np.iinfo(new)
+    edge = float(2 ** (info.bits - 1))          # exact in every float dtype
+    above, below = ew.ge(x, edge), ew.lt(x, -edge)
+    outside = ew.or_(ew.or_(above, below), ew.ne(x, x))
+    out = ew.convert_element_type(ew.select(outside, 0, x), new)
+    return ew.select(above, np.asarray(info.max, new),
+                     ew.select(below, np.asarray(info.min, new), out))
 
 
 def bitcast_convert_type(operand, new_dtype):
