@@ -671,3 +671,17 @@ def test_reduce_window_of_a_pytree_matches_jax():
     got = lax.reduce_window((x, i), (-np.inf, -1.0), pick(lax), (2, 2), (2, 1), "SAME")
     want = jlax.reduce_window((x, i), (-np.inf, -1.0), pick(jlax), (2, 2), (2, 1), "SAME")
     tree_close(got, want)
+
+
+def test_dynamic_slices_take_an_index_array_and_vmap_over_it():
+    x = NORMAL((5, 6))
+    starts = np.array([[4, -1], [0, 2], [-7, 9]], np.int32)
+    for s in starts:
+        close(lax.dynamic_slice(x, s, (2, 3)), jlax.dynamic_slice(x, s, (2, 3)))
+    close(tf.vmap(lambda s: lax.dynamic_slice(x, s, (2, 3)))(starts),
+          jax.vmap(lambda s: jlax.dynamic_slice(x, s, (2, 3)))(starts))
+    upd = NORMAL((3, 2, 3))
+    close(tf.vmap(lambda s, u: lax.dynamic_update_slice(x, u, s))(starts, upd),
+          jax.vmap(lambda s, u: jlax.dynamic_update_slice(x, u, s))(starts, upd))
+    jax_grads(lambda v: lax.dynamic_slice(v, starts[0], (2, 3)),
+              lambda v: jlax.dynamic_slice(v, starts[0], (2, 3)), (x,))

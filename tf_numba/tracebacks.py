@@ -85,7 +85,7 @@ def _walk(tb):
 def mark_entry_points(module_globals):
     """Make each function a public module defines and lists in ``__all__`` an entry point.
 
-    >>> mark_entry_points(globals())     # at the end of tf_numba/lax.py
+    >>> mark_entry_points(globals())     # at the end of tf_numba/lax/control.py
     """
     for name in module_globals["__all__"]:
         fn = module_globals[name]
