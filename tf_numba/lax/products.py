@@ -130,7 +130,7 @@ def batch_matmul(lhs, rhs, precision=None):
     """
     la, ra = aval_of(leaf(lhs)), aval_of(leaf(rhs))
     if la.ndim != ra.ndim or la.ndim < 2 or tuple(la.shape[:-2]) != tuple(ra.shape[:-2]):
-        raise ShapeError(f"batch_matmul needs operands of one rank >= 2 and equal batch dims, "
+        raise ShapeError(f"needs operands of one rank >= 2 and equal batch dims, "
                          f"got shapes {tuple(la.shape)} and {tuple(ra.shape)}",
                          op="batch_matmul", source=user_source())
     batch = tuple(range(la.ndim - 2))
@@ -265,7 +265,7 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=No
     n = aval_of(a).ndim
     if dimension_numbers is None:
         if n < 2:
-            raise ShapeError("scaled_dot needs operands of rank 2 or more", op="scaled_dot",
+            raise ShapeError("needs operands of rank 2 or more", op="scaled_dot",
                              source=user_source())
         dimension_numbers = (((n - 1,), (n - 2,)), (tuple(range(n - 2)), tuple(range(n - 2))))
     (lc, rc), _ = dimension_numbers
