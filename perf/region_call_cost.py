@@ -5,30 +5,34 @@ Three parts, each in fresh child processes (``--part fixed|calls|nests|all``), e
 compile after numba's one-time start, each kernel's source in a real module file (so
 ``cache=True`` works), CPU seconds of the compiling thread, medians:
 
-- ``fixed``: the fixed cost of one small region kernel (one 2-D nest, ``o = tanh(x + b)``)
-  as an ``@njit`` dispatcher compiled for one signature, as a ``@cfunc``, with
-  ``parallel=True`` (without and with a ``prange``), ``fastmath``, ``cache=True`` (compile
-  and write, then load in a new process), and with the generator's inlined
-  ``vmath.tanh``; split by numba's event API (``numba.core.event``) into its passes
-  before typing, typing, parfor passes, lowering, LLVM (numba's ``llvm_lock``) and the rest.
+- ``fixed``: the fixed cost of one small region kernel (one 2-D nest,
+  ``o = vmath.tanh(x + b)``) as an ``@njit`` dispatcher compiled for one signature, as a
+  ``@cfunc``, without its loop (the wrappers alone), with ``parallel=True`` (without and
+  with a ``prange``), ``fastmath``, ``math.tanh``, ``cache=True`` (compile and write, then
+  load by a new dispatcher); split by numba's event API (``numba.core.event``) into its
+  passes before typing, typing, parfor passes, lowering, LLVM (``numba:llvm_lock``) and
+  the rest.
 - ``calls``: per-call cost from Python into an ``@njit`` kernel by number of array
-  arguments (beside a Python function), and inside an ``@njit`` driver: a ``@cfunc``
-  called through its address (a global of numba's first-class ``FunctionType``), an
-  ``@njit`` kernel passed as a ``FunctionType`` argument, and a direct ``@njit`` call (which
-  numba links into the driver and LLVM optimizes again there); a small product by BLAS
-  from Python and from compiled code. Then an L-layer MLP step's chain of 4 L + 1 region
-  calls over four distinct region kernels (a product, an activation, a loss and an
-  activation's derivative with column sums) on 32x64 float64 buffers, L = 1, 4, 8, 16, 32,
-  run as one kernel with every region inline (today's segment kernel), a Python driver
-  over the ``@njit`` regions (products by ``np.matmul``), an ``@njit`` driver over the
-  ``@cfunc`` regions by address, and an ``@njit`` driver calling the ``@njit`` regions
-  directly: compile CPU and step.
+  arguments (beside a Python function); inside an ``@njit`` driver, a ``@cfunc`` called
+  through its address (a global of numba's first-class ``FunctionType``), an ``@njit``
+  kernel passed as a ``FunctionType`` argument, and a direct ``@njit`` call (which numba
+  links into the driver and LLVM optimizes again there); what a table driver does in
+  Python per call (the inputs' data pointers into its table); a small product by BLAS from
+  Python and from compiled code. Then an L-layer MLP step's chain of 4 L + 1 region calls
+  over four distinct region kernels (a product, an activation, a loss and an activation's
+  derivative with column sums) on 32x64 float64 buffers, L = 1, 4, 8, 16, 32, run as one
+  kernel with every region inline (today's segment kernel), a Python driver over the
+  ``@njit`` regions (products by ``np.matmul``) and over their compiled entry points, an
+  ``@njit`` driver over ``@cfunc`` regions by address, an ``@njit`` driver calling the
+  ``@njit`` regions directly, and a generic driver compiled once for every program that
+  calls ``(ptrs, dims)`` cfunc regions from a table: compile CPU and step.
 - ``nests``: compile CPU of one kernel of n distinct 2-D nests (``compile_constructs``'s
   nests, n = 1, 8, 32, 160) beside n one-nest kernels, at ``NUMBA_OPT`` 3 (numba's
   default) and 0, and with ``parallel=True`` (outer ``prange``) and ``fastmath`` at
   n <= 32.
 
-    python perf/region_call_cost.py [--part all] [--repeats N] [--json PATH]
+    python perf/region_call_cost.py [--part all] [--repeats N] [--chain 1,4,8,16,32]
+                                    [--json PATH]
 
 Run it alone, under the machine's CPU lock: ``flock /tmp/tf_numba_cpu.lock python ...``.
 """
@@ -129,9 +133,9 @@ def generic_driver():
     ``(ptrs, dims)`` region) on the k-th record of the pointer and dims tables. Returns
     (driver, its compile CPU)."""
     import numba
+    from llvmlite import ir
     from numba import types
     from numba.extending import intrinsic
-    from llvmlite import ir
 
     @intrinsic
     def call_region(typingctx, address, ptrs, dims):
@@ -291,7 +295,8 @@ def compile_region(variant, module=None):
     return kernel, split.summary()
 
 
-FIXED_VARIANTS = ["njit+empty", "cfunc+empty", "njit", "cfunc", "njit+parallel", "njit+prange", "njit+fastmath",
+FIXED_VARIANTS = ["njit+empty", "cfunc+empty", "njit", "cfunc", "njit+parallel", "njit+prange",
+                  "njit+fastmath",
                   "njit+libm", "njit+cache", "cfunc+cache"]
 
 
@@ -600,8 +605,9 @@ def ms(seconds):
 
 
 def print_fixed(fixed):
+    start = fixed.pop("numba start (first compile in a process), wall")
     print(f"== fixed cost of one small region kernel (one 2-D nest, o = tanh(x + b)), "
-          f"CPU, medians; numba's one-time start {ms(fixed.pop('numba start (first compile in a process), wall'))}")
+          f"CPU, medians; numba's one-time start {ms(start)}")
     parts = ("cpu", "front", "typing", "parfor", "lower", "llvm", "other")
     print(f"   {'variant':30}" + "".join(f"{p:>10}" for p in parts) + f"{'/ njit':>9}")
     base = fixed["njit"]["cpu"]

@@ -18,9 +18,10 @@ the first call of the default tiered ``jit`` in a third fresh process (tracing, 
 and answering by the interpreter while the kernels go to compile workers); "kernels" and
 "largest" the kernels numba compiled in the first call and the slowest of them (tf_numba's
 compile log), "llvm" LLVM's share of the first call's compiling thread's CPU (numba's
-``llvm_lock`` events), "helpers" the helpers numba compiled for it (count/seconds);
-"other" the cores other processes took meanwhile. The steady step is timed in the tf_numba process after its compile,
-interleaved in rounds with JAX's with synchronous dispatch (JAX at its best), and as a
+``llvm_lock`` events; below each row, numba's slowest passes in it, LLVM's inside
+lowering), "helpers" the helpers numba compiled for it (count/seconds); "other" the cores
+other processes took meanwhile. The steady step is timed in the tf_numba process after its
+compile, interleaved in rounds with JAX's with synchronous dispatch (JAX at its best), and as a
 paired ratio; the JAX process's own steady step (async dispatch) is shown beside it.
 
     python perf/region_compile.py [--workloads mlp1,mlp4,...,vae,gamma] [--repeats N]
@@ -169,7 +170,8 @@ stats = _bench.measure(tools, rounds, batch_seconds=0.05)
 print(json.dumps(dict(first=first, first_cpu=first_cpu, kernels=len(kernels),
                       kernel_seconds=sum(kernels), largest=max(kernels, default=0.0),
                       helpers=len(helpers), helper_seconds=sum(helpers),
-                      split=split.summary(),
+                      split=split.summary(), passes=sorted(split.passes.items(),
+                                                           key=lambda kv: -kv[1])[:5],
                       step=stats["tf"]["median"], jax_sync_step=stats["jax"]["median"],
                       step_ratio=_bench.paired_ratio(stats["tf"], stats["jax"]))))
 '''
@@ -254,7 +256,9 @@ def main():
     for name in names:
         with _bench.ForeignLoad() as foreign:
             runs = [measure(name, args.rounds) for _ in range(args.repeats)]
-        tf = {k: statistics.median(r[0][k] for r in runs) for k in runs[0][0] if k != "split"}
+        tf = {k: statistics.median(r[0][k] for r in runs) for k in runs[0][0]
+              if k not in ("split", "passes")}
+        tf["passes"] = runs[0][0]["passes"]
         tf["split"] = {k: statistics.median(r[0]["split"][k] for r in runs)
                        for k in runs[0][0]["split"]}
         jax = {k: statistics.median(r[1][k] for r in runs) for k in runs[0][1]}
@@ -266,8 +270,9 @@ def main():
               f"{llvm * 100:5.0f}%{tf['helpers']:4.0f}/{tf['helper_seconds']:3.1f}s"
               f"{jax['first']:9.2f}s{tf['first'] / jax['first']:6.1f}x"
               f"{_bench.fmt_time(tf['step']):>10}{_bench.fmt_time(tf['jax_sync_step']):>10}"
-              f"{tf['step_ratio']:6.2f}x{_bench.fmt_time(jax['step']):>10}{other:>7}",
-              flush=True)
+              f"{tf['step_ratio']:6.2f}x{_bench.fmt_time(jax['step']):>10}{other:>7}")
+        print("   " + " " * 9 + "numba's slowest passes: " + ", ".join(
+            f"{name} {seconds:.2f}s" for name, seconds in tf["passes"][:4]), flush=True)
     print(f"   {_bench.load_average()}")
     if args.json:
         with open(args.json, "w") as f:
