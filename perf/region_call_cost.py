@@ -617,18 +617,17 @@ def print_fixed(fixed):
 
 
 def print_calls(calls):
-    print("== per call from Python (median seconds per call)")
-    for name, seconds in calls["per call from python"].items():
-        print(f"   {name:60}{seconds * 1e9:8.0f} ns")
-    print("== per call inside an njit driver")
-    for name, seconds in calls["per call inside an njit driver (1x1 region, 1000 calls)"].items():
-        print(f"   {name:60}{seconds * 1e9:8.1f} ns")
-    print("== a table driver's work in Python per call (median seconds)")
-    for name, seconds in calls["per call of a table driver, from python"].items():
-        print(f"   {name:60}{seconds * 1e9:8.0f} ns")
-    print("== a 32x64 @ 64x64 float64 product (median seconds per product)")
-    for name, seconds in calls["a 32x64 @ 64x64 float64 product"].items():
-        print(f"   {name:60}{seconds * 1e9:8.0f} ns")
+    for title, key, digits in (
+            ("per call from Python (median seconds per call)", "per call from python", 0),
+            ("per call inside an njit driver",
+             "per call inside an njit driver (1x1 region, 1000 calls)", 1),
+            ("a table driver's work in Python per call (median seconds)",
+             "per call of a table driver, from python", 0),
+            ("a 32x64 @ 64x64 float64 product (median seconds per product)",
+             "a 32x64 @ 64x64 float64 product", 0)):
+        print(f"== {title}")
+        for name, seconds in calls[key].items():
+            print(f"   {name:60}{seconds * 1e9:8.{digits}f} ns")
     print("== an L-layer MLP step's chain of 4 L + 1 region calls (4 distinct regions, 32x64 "
           "float64): compile CPU, step, step / one kernel's")
     for layers, rows in calls["chain"].items():

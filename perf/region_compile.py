@@ -216,24 +216,22 @@ def run_child(code, argv, **env):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def run_with_empty_cache(code, argv, **env):
+    """``run_child`` with a kernel cache directory of its own, removed after."""
+    cache = tempfile.mkdtemp(prefix="tf_numba_cache_")
+    try:
+        return run_child(code, argv, TF_NUMBA_CACHE_DIR=cache, **env)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def measure(name, rounds):
     """({key: value} of the tf_numba process, of the JAX process) for one workload."""
-    perf = os.path.dirname(os.path.abspath(__file__))
-    cache = tempfile.mkdtemp(prefix="tf_numba_cache_")
-    try:
-        tf = run_child(TF_CHILD, (perf, name, str(rounds)), TF_NUMBA_CACHE_DIR=cache,
-                       TF_NUMBA_TIERED="0")
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    cache = tempfile.mkdtemp(prefix="tf_numba_cache_")
-    try:
-        tiered = run_child(TIERED_CHILD, (perf, name, str(rounds)), TF_NUMBA_CACHE_DIR=cache,
-                           TF_NUMBA_TIERED="1")
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    tf["interpreted_first"] = tiered["first"]
-    jax = run_child(JAX_CHILD, (perf, name, str(rounds)))
-    return tf, jax
+    argv = (os.path.dirname(os.path.abspath(__file__)), name, str(rounds))
+    tf = run_with_empty_cache(TF_CHILD, argv, TF_NUMBA_TIERED="0")
+    tf["interpreted_first"] = run_with_empty_cache(TIERED_CHILD, argv,
+                                                   TF_NUMBA_TIERED="1")["first"]
+    return tf, run_child(JAX_CHILD, argv)
 
 
 def main():
