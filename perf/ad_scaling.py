@@ -5,8 +5,8 @@ summed, prints per depth: the time to trace ``f``, to build its gradient program
 (``transforms.ad.grad_program``), to simplify that, the equation counts, the time per
 equation of the whole pipeline, and (if jax is importable) ``jax.make_jaxpr(jax.grad(f))``.
 Medians over many runs; "others" is the CPU (in cores) other processes used meanwhile
-(perf/_bench.ForeignLoad), since the load average lags. Target: depth 200 built + simplified in under 20 ms, and a flat
-per-equation cost (linear scaling).
+(perf/_bench.ForeignLoad), since the load average lags. Target: depth 200 built +
+simplified in under 20 ms, and a flat per-equation cost (linear scaling).
 
     python perf/ad_scaling.py [--repeats N]
 """

@@ -71,7 +71,7 @@ class Run:
         try:
             out, err = self.proc.communicate(timeout=max(0.0, self.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            raise TimeoutError
+            raise TimeoutError from None
         self.ended = time.monotonic()
         return out, err
 

@@ -481,7 +481,7 @@ def main():
     if foreign.cores is not None:
         print(f"\n   other processes used {foreign.cores:.2f} of {os.cpu_count()} cores "
               f"meanwhile (beyond this harness and its scripts); {_bench.load_average()}")
-    for name, rounds in results.items():        # the raw per-step data is not kept
+    for rounds in results.values():        # the raw per-step data is not kept
         for rd in rounds:
             for runs in rd.values():
                 for run in runs.values():

@@ -35,7 +35,7 @@ def _run_script(source, cache_dir, timeout=120, **env):
     except subprocess.TimeoutExpired:
         run.kill()
         out, err = run.communicate()
-        raise AssertionError(f"the script hung for {timeout} s\n{out}\n{err}")
+        raise AssertionError(f"the script hung for {timeout} s\n{out}\n{err}") from None
     done = subprocess.CompletedProcess(run.args, run.returncode, out, err)
     done.pid, done.ended = run.pid, time.monotonic()
     return done

@@ -258,4 +258,4 @@ def test_scipy_and_dask_are_reached_without_importing_them_first():
                          check=True).stdout.split()
     assert out == ["tf_numba.scipy.special", "tf_numba.dask.api"]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        tf.nope
+        _ = tf.nope

@@ -60,11 +60,13 @@ VALUE_CASES = [
     ("qr_complete", lambda m: (tuple(TL.qr(m[0], "complete")),
                                tuple(np.linalg.qr(m[0], "complete"))), lambda: (rnd(5, 3),)),
     ("qr_r", lambda m: (TL.qr(m[0], "r"), np.linalg.qr(m[0], "r")), lambda: (rnd(5, 3),)),
-    ("eigh", lambda m: (tuple(TL.eigh(m[0])), tuple(np.linalg.eigh(m[0]))), lambda: (rnd(2, 4, 4),)),
+    ("eigh", lambda m: (tuple(TL.eigh(m[0])), tuple(np.linalg.eigh(m[0]))),
+     lambda: (rnd(2, 4, 4),)),
     ("eigh_upper", lambda m: (tuple(TL.eigh(m[0], "U")), tuple(np.linalg.eigh(m[0], "U"))),
      lambda: (rnd(4, 4),)),
     ("eigvalsh", lambda m: (TL.eigvalsh(m[0]), np.linalg.eigvalsh(m[0])), lambda: (rnd(2, 4, 4),)),
-    ("svd_full", lambda m: (tuple(TL.svd(m[0])), tuple(np.linalg.svd(m[0]))), lambda: (rnd(2, 5, 3),)),
+    ("svd_full", lambda m: (tuple(TL.svd(m[0])), tuple(np.linalg.svd(m[0]))),
+     lambda: (rnd(2, 5, 3),)),
     ("svd_reduced", lambda m: (tuple(TL.svd(m[0], full_matrices=False)),
                                tuple(np.linalg.svd(m[0], full_matrices=False))),
      lambda: (rnd(3, 5),)),
@@ -82,16 +84,19 @@ VALUE_CASES = [
      lambda: (well(2, 3, 3),)),
     ("complex_solve", lambda m: (TL.solve(m[0], m[1]), np.linalg.solve(m[0], m[1])),
      lambda: (crnd(3, 3) + 3 * np.eye(3), crnd(3, 2))),
-    ("complex_eigh", lambda m: (TL.eigvalsh(m[0]), np.linalg.eigvalsh(m[0])), lambda: (crnd(4, 4),)),
+    ("complex_eigh", lambda m: (TL.eigvalsh(m[0]), np.linalg.eigvalsh(m[0])),
+     lambda: (crnd(4, 4),)),
     ("complex_svd", lambda m: (TL.svd(m[0], compute_uv=False), np.linalg.svdvals(m[0])),
      lambda: (crnd(4, 3),)),
     ("sp_solve_triangular", lambda m: (tsl.solve_triangular(m[0], m[1], lower=True),
                                        sl.solve_triangular(m[0], m[1], lower=True)),
      lambda: (np.tril(well(4, 4)), rnd(4, 2))),
     ("sp_cho_solve", lambda m: (tsl.cho_solve(tsl.cho_factor(m[0]), m[1]),
-                                sl.cho_solve(sl.cho_factor(m[0]), m[1])), lambda: (spd(4, 4), rnd(4))),
+                                sl.cho_solve(sl.cho_factor(m[0]), m[1])),
+     lambda: (spd(4, 4), rnd(4))),
     ("sp_lu_solve", lambda m: (tsl.lu_solve(tsl.lu_factor(m[0]), m[1]),
-                               sl.lu_solve(sl.lu_factor(m[0]), m[1])), lambda: (well(4, 4), rnd(4, 3))),
+                               sl.lu_solve(sl.lu_factor(m[0]), m[1])),
+     lambda: (well(4, 4), rnd(4, 3))),
     ("sp_expm", lambda m: (tsl.expm(m[0]), sl.expm(m[0])), lambda: (rnd(2, 3, 3) / 2,)),
     ("sp_expm_frechet", lambda m: (tsl.expm_frechet(m[0], m[1]), sl.expm_frechet(m[0], m[1])),
      lambda: (rnd(3, 3) / 2, rnd(3, 3, seed=1))),
@@ -99,7 +104,8 @@ VALUE_CASES = [
     ("sp_qr_economic", lambda m: (tsl.qr(m[0], mode="economic"), sl.qr(m[0], mode="economic")),
      lambda: (rnd(5, 3),)),
     ("sp_svd", lambda m: (tsl.svd(m[0]), sl.svd(m[0])), lambda: (rnd(3, 5),)),
-    ("sp_eigh_values", lambda m: (tsl.eigh(m[0], eigvals_only=True), sl.eigh(m[0], eigvals_only=True)),
+    ("sp_eigh_values",
+     lambda m: (tsl.eigh(m[0], eigvals_only=True), sl.eigh(m[0], eigvals_only=True)),
      lambda: (spd(4, 4),)),
 ]
 
@@ -128,8 +134,10 @@ def test_scipy_triangular_lu_and_cholesky_variants():
     ref_lu, ref_piv = sl.lu_factor(a)
     close(lu, ref_lu)
     np.testing.assert_array_equal(piv, ref_piv)
+    rhs = crnd(4, 2)
     for trans in (0, 1, 2):
-        close(tsl.lu_solve((lu, piv), crnd(4, 2)), sl.lu_solve((ref_lu, ref_piv), crnd(4, 2)))
+        close(tsl.lu_solve((lu, piv), rhs, trans=trans),
+              sl.lu_solve((ref_lu, ref_piv), rhs, trans=trans))
     s = spd(4, 4, cplx=True)
     for lower in (True, False):
         close(tsl.cho_solve(tsl.cho_factor(s, lower=lower), b),

@@ -126,7 +126,7 @@ def test_results_written_into_dying_operands_keep_every_value_input_and_view():
     x0, y0 = x.copy(), y.copy()
     program = tf.make_program(_temporaries)(x, y)
     want = _temporaries_np(x, y)
-    for run in range(RUNS):
+    for _ in range(RUNS):
         got = eval_program(program, [x, y])
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)

@@ -47,7 +47,8 @@ def test_piecewise_matches_numpy_and_differentiates():
     conds = [xs < 0, xs > 1]
     for fl in ([lambda v: -v, lambda v: v], [lambda v: -v, lambda v: v, 7.0], [1.0, 2.0]):
         np.testing.assert_allclose(tnp.piecewise(xs, conds, fl), np.piecewise(xs, conds, fl))
-    g = tf.grad(lambda v: tnp.sum(tnp.piecewise(v, [v < 0], [lambda u: u * u, lambda u: 3 * u])))(xs)
+    g = tf.grad(lambda v: tnp.sum(tnp.piecewise(v, [v < 0], [lambda u: u * u,
+                                                             lambda u: 3 * u])))(xs)
     np.testing.assert_allclose(g, np.where(xs < 0, 2 * xs, 3.0))
 
 

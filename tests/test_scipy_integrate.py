@@ -226,7 +226,8 @@ def test_odeint_runs_backwards_in_time_like_scipy():
 
 def test_solve_ivp_reports_at_t_eval_within_its_tolerance():
     te = np.linspace(0.0, 3.0, 4)
-    f = lambda t, y, k: tnp.stack([y[1], -k * y[0]])
+    def f(t, y, k):
+        return tnp.stack([y[1], -k * y[0]])
     res = integrate.solve_ivp(f, (0.0, 3.0), np.array([1.0, 0.0]), t_eval=te, args=(2.0,),
                               rtol=1e-8, atol=1e-10)
     want = si.solve_ivp(lambda t, y, k: [y[1], -k * y[0]], (0.0, 3.0), [1.0, 0.0],

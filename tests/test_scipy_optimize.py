@@ -62,8 +62,9 @@ def test_minimize_jac_conventions_and_result_fields():
     x0 = np.array([-1.2, 1.0])
     a = optimize.minimize(rosen, x0, method="BFGS")
     b = optimize.minimize(lambda x: (rosen(x), tf.grad(rosen)(x)), x0, jac=True)
-    rosen_der = lambda x: tnp.concatenate([
-        -400 * x[:1] * (x[1:2] - x[:1] ** 2) - 2 * (1 - x[:1]), 200 * (x[1:] - x[:1] ** 2)])
+    def rosen_der(x):
+        return tnp.concatenate([-400 * x[:1] * (x[1:2] - x[:1] ** 2) - 2 * (1 - x[:1]),
+                                200 * (x[1:] - x[:1] ** 2)])
     c = optimize.minimize(rosen, x0, jac=rosen_der)
     np.testing.assert_allclose(b.x, a.x, rtol=1e-12)
     np.testing.assert_allclose(c.x, a.x, rtol=1e-10)
@@ -161,7 +162,8 @@ def test_root_and_fsolve_find_scipys_root():
     x, info, ier, mesg = optimize.fsolve(lambda x: tnp.cos(x) - x, 1.0, full_output=True)
     assert ier == 1 and mesg == "The solution converged."
     np.testing.assert_allclose(x, so.fsolve(lambda x: np.cos(x) - x, 1.0), rtol=1e-12)
-    jac = lambda x, a: tnp.array([[3 * x[0] ** 2, 1.0], [tnp.cos(x[0]), 6 * x[1] ** 2]])
+    def jac(x, a):
+        return tnp.array([[3 * x[0] ** 2, 1.0], [tnp.cos(x[0]), 6 * x[1] ** 2]])
     np.testing.assert_allclose(optimize.root(system, x0, args=(2.0,), jac=jac).x, want,
                                rtol=1e-10)
 
@@ -176,7 +178,8 @@ def test_root_solution_gradient_matches_finite_differences():
 
 
 def test_line_search_meets_the_strong_wolfe_conditions():
-    f = lambda x: tnp.sum((x - 0.3) ** 4) + tnp.sum(x ** 2)
+    def f(x):
+        return tnp.sum((x - 0.3) ** 4) + tnp.sum(x ** 2)
     grad = tf.grad(f)
     x, p = np.array([1.0, 2.0]), np.array([-1.0, -3.0])
     alpha, fc, gc, new_f, old_f, new_g = optimize.line_search(f, None, x, p)

@@ -52,7 +52,7 @@ def test_a_tf_numba_error_shows_only_the_users_frames(tmp_path):
     assert _frames(stderr) == [f'File "{script}", line 9, in <module>',
                                f'File "{script}", line 7, in predict'], stderr
     assert PACKAGE not in stderr
-    assert f"ShapeError: matmul: Input operand 1" in stderr
+    assert "ShapeError: matmul: Input operand 1" in stderr
     assert f"  at {script}:7 (in predict)" in stderr
     if sys.version_info >= (3, 11):                              # (an exception note)
         assert "TF_NUMBA_TRACEBACK_FILTERING=off" in stderr     # says how to see the rest

@@ -186,7 +186,8 @@ def _assert_same(got, expected, what):
     assert len(got) == len(expected), what
     for g, e in zip(got, expected):
         g = np.asarray(g)
-        assert g.shape == e.shape and g.dtype == e.dtype, f"{what}: {g.dtype}{g.shape} vs {e.dtype}{e.shape}"
+        assert g.shape == e.shape and g.dtype == e.dtype, \
+            f"{what}: {g.dtype}{g.shape} vs {e.dtype}{e.shape}"
         if e.dtype.kind in "fc":
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, err_msg=what)
         else:

@@ -42,7 +42,7 @@ def test_private_intermediates_come_from_the_workspace_and_outputs_never_do():
         for g, w in zip(got, _reference(x)):
             np.testing.assert_allclose(g, w, rtol=1e-14)
         kept.append((x, [g.copy() for g in got], got))
-    for x, copies, got in kept:                # later calls did not write into old outputs
+    for _, copies, got in kept:                # later calls did not write into old outputs
         for c, g in zip(copies, got):
             np.testing.assert_array_equal(c, g)
     seg = _segment(f, np.ones((40, 50)))

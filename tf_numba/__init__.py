@@ -40,8 +40,9 @@ finally:
             _gc.enable()
 
 __all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jacobian",
-           "cache_info", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "einsum", "errors", "grad", "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
+           "cache_info", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "einsum",
+           "errors", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
+           "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
            "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
 
 from .core.public import public_dir as _public_dir  # noqa: E402

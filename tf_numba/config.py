@@ -1,10 +1,12 @@
 """tf_numba's switches, set as JAX's are: ``tf.config.update(name, value)``, read as
 ``tf.config.<name>``; each starts from its environment variable.
 
-| switch | environment variable | values |
-| --- | --- | --- |
-| ``tf_numba_traceback_filtering`` | ``TF_NUMBA_TRACEBACK_FILTERING`` | ``"on"`` (default): a tf_numba error's traceback ends at your code; ``"off"``: it shows tf_numba's own frames too |
-| ``tf_numba_log_compiles`` | ``TF_NUMBA_LOG_COMPILES`` | ``False`` (default): the ``tf_numba`` logger warns of slow compiles only; ``True``: it logs every kernel compile (key, seconds, worker) |
+- ``tf_numba_traceback_filtering`` (``TF_NUMBA_TRACEBACK_FILTERING``): ``"on"`` (default):
+  a tf_numba error's traceback ends at your code; ``"off"``: it shows tf_numba's own
+  frames too.
+- ``tf_numba_log_compiles`` (``TF_NUMBA_LOG_COMPILES``): ``False`` (default): the
+  ``tf_numba`` logger warns of slow compiles only; ``True``: it logs every kernel compile
+  (key, seconds, worker).
 
 >>> tf.config.update("tf_numba_traceback_filtering", "off")
 >>> tf.config.tf_numba_traceback_filtering

@@ -21,7 +21,8 @@ Keys, ``bits``, ``uniform`` on [0, 1), ``bernoulli``, ``randint``, ``permutation
 ``jax_enable_x64``, float32 as JAX's default); ``uniform`` on other bounds (XLA may fuse its
 multiply-add), ``normal``, ``truncated_normal``, ``exponential``, ``gumbel``, ``laplace`` and
 ``logistic`` agree with JAX to an ulp or two (NumPy's ``log`` against XLA's), and
-``categorical`` with it but where that ulp decides an argmax; ``gamma``, ``beta``, ``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
+``categorical`` with it but where that ulp decides an argmax; ``gamma``, ``beta``,
+``dirichlet``, ``t`` and ``poisson`` run rejection loops of their own.
 The samplers JAX differentiates (uniform's bounds, the normal family, gamma and what is
 built on it, by implicit differentiation) are differentiable.
 """
@@ -40,8 +41,8 @@ from .ops.special import erf_inv, gammainc, lgamma
 
 __all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
-           "multivariate_normal", "normal", "orthogonal", "permutation", "poisson", "randint", "shuffle",
-           "split", "t", "truncated_normal", "uniform"]
+           "multivariate_normal", "normal", "orthogonal", "permutation", "poisson", "randint",
+           "shuffle", "split", "t", "truncated_normal", "uniform"]
 
 _MASK = 0xFFFFFFFF
 # Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3", Threefry-2x32-20.

@@ -241,7 +241,8 @@ def _inexact(a):
 CHECK_JIT = """\
 want = f(*args)
 got = tf.jit(f, tiered=False)(*args)
-for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+for g, w in zip(got if isinstance(got, tuple) else [got],
+                want if isinstance(want, tuple) else [want]):
     np.testing.assert_allclose(g, w, rtol={rtol}, equal_nan=True)
 """
 
@@ -340,8 +341,10 @@ VMAP_BATCH = """\
 r = np.random.default_rng({seed})
 in_axes = {axes}
 # the batch: the inputs, then {more} shuffled copies, stacked along in_axes
-examples = [list(args)] + [[a if ax is None else r.permutation(np.array(a).ravel()).reshape(np.shape(a)).astype(np.asarray(a).dtype)
-                            for a, ax in zip(args, in_axes)] for _ in range({more})]
+def shuffled(a):
+    return r.permutation(np.array(a).ravel()).reshape(np.shape(a)).astype(np.asarray(a).dtype)
+examples = [list(args)] + [[a if ax is None else shuffled(a) for a, ax in zip(args, in_axes)]
+                           for _ in range({more})]
 batched = [a if ax is None else np.stack([e[i] for e in examples], axis=ax)
            for i, (a, ax) in enumerate(zip(args, in_axes))]
 """
@@ -458,13 +461,16 @@ def transpose(run, rng):
     check = CHECK_AD.format(ins=ins, outs=outs, seed=seed) + textwrap.dedent("""\
         def like(a):
             x = r.standard_normal(np.shape(a))
-            return (x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x).astype(np.asarray(a).dtype)
+            x = x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x
+            return x.astype(np.asarray(a).dtype)
         tangents = [like(p) for p in primals]
         _, jv = tf.jvp(g, tuple(primals), tuple(tangents))
         cot = tuple(like(o) for o in g(*primals))
         _, pullback = tf.vjp(g, *primals)
         jtu = pullback(cot)
-        pair = lambda a, b: sum(np.real(np.sum(np.asarray(x, complex) * np.asarray(y, complex))) for x, y in zip(a, b))
+        def pair(a, b):
+            return sum(np.real(np.sum(np.asarray(x, complex) * np.asarray(y, complex)))
+                       for x, y in zip(a, b))
         print(pair(cot, jv), pair(jtu, tangents))
         """)
     jv = run.call("transpose", lambda *p: tf.jvp(g, tuple(p), tuple(tangents))[1], primals,
@@ -532,7 +538,8 @@ def finite_differences(run, rng):
     check = CHECK_AD.format(ins=ins, outs=outs, seed=seed) + textwrap.dedent(f"""\
         def like(a):
             x = r.standard_normal(np.shape(a))
-            return (x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x).astype(np.asarray(a).dtype)
+            x = x + 1j * r.standard_normal(np.shape(a)) if np.iscomplexobj(a) else x
+            return x.astype(np.asarray(a).dtype)
         primals = [p + {JITTER} * np.real(like(p)) for p in primals]
         tangents = [like(p) for p in primals]
         _, jv = tf.jvp(g, tuple(primals), tuple(tangents))

@@ -620,7 +620,9 @@ def _contraction(b):
     if kind == "inner":
         return b.add(f"tnp.inner({x}, {y})", "contract:inner")
     if kind == "tensordot":
-        return b.add(f"tnp.tensordot({x}, {y}, axes=([{len(shape) - 1}], [{len(yshape) - 2 if len(yshape) > 1 else 0}]))", "contract:tensordot")
+        y_axis = len(yshape) - 2 if len(yshape) > 1 else 0
+        return b.add(f"tnp.tensordot({x}, {y}, axes=([{len(shape) - 1}], [{y_axis}]))",
+                     "contract:tensordot")
     letters = "abcdefgh"
     xs = letters[:len(shape)]
     ys = (letters[len(shape):len(shape) + len(yshape) - 1] + xs[-1]) if len(yshape) > 0 \
@@ -661,7 +663,6 @@ def _linalg(b):
                          "linalg:" + name)
         return b.add(f"tnp.linalg.{name}({arg})", "linalg:" + name)
     if name == "solve":
-        m = b.avals[a].shape[-1]
         rhs = b.new_input(b.avals[a].shape[:-1] + (draw(st.sampled_from((1, 2))),), dtype)
         return b.add(f"tnp.linalg.solve({well}, {rhs})", "linalg:solve")
     if name == "lstsq_like":

@@ -45,7 +45,8 @@ def run_concrete(program, args):
         eqn = _failing_eqn(err, run)
         if eqn is None:
             raise
-        raise err.locate(eqn.prim.name, eqn.source)
+        err.locate(eqn.prim.name, eqn.source)
+        raise
 
 
 # A program run this many times is run as a Python function written for it (_as_python):
@@ -70,7 +71,8 @@ def _run_steps(schedule, args):
         try:
             value = impl(*[regs[i] for i in ins], **params)
         except TfNumbaError as err:      # (say where: the equation's line in the user's code)
-            raise err.locate(eqn.prim.name, eqn.source)
+            err.locate(eqn.prim.name, eqn.source)
+            raise
         if type(out) is int:
             regs[out] = value
         else:

@@ -48,7 +48,7 @@ def bind_dims(program, args, what="input"):
                     raise ShapeError(f"{what} {i} axis {axis} gives {name} = {n}, but an "
                                      f"earlier input gave {name} = {values[name]}")
     for v in program.invars:
-        for axis, d in enumerate(v.aval.shape):
+        for d in v.aval.shape:
             if isinstance(d, Sym) and not d.atoms() <= values.keys():
                 raise ShapeError(f"the input dim {d} is not a plain symbol, so its symbols "
                                  "cannot be read off the inputs")

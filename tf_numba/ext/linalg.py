@@ -531,11 +531,11 @@ for _prim, _ranks in ((eig_p, (2,)), (eigvals_p, (2,)), (schur_p, (2,)), (sqrtm_
                       (householder_product_p, (2, 1)), (qr_pivots_p, (2,))):
     batch_leading(_prim, _ranks)
 
-for _prim, _ranks in ((cholesky_p, (2,)), (cho_inverse_p, (2,)), (triangular_solve_p, (2, 2)), (solve_p, (2, 2)),
-                      (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)), (qr_p, (2,)),
-                      (eigh_p, (2,)), (eigvalsh_p, (2,)), (svd_p, (2,)), (svdvals_p, (2,)),
-                      (pinv_p, (2,)), (lu_p, (2,)), (lu_pivots_to_permutation_p, (1,)),
-                      (expm_p, (2,)), (expm_frechet_p, (2, 2))):
+for _prim, _ranks in ((cholesky_p, (2,)), (cho_inverse_p, (2,)), (triangular_solve_p, (2, 2)),
+                      (solve_p, (2, 2)), (inv_p, (2,)), (det_p, (2,)), (slogdet_p, (2,)),
+                      (qr_p, (2,)), (eigh_p, (2,)), (eigvalsh_p, (2,)), (svd_p, (2,)),
+                      (svdvals_p, (2,)), (pinv_p, (2,)), (lu_p, (2,)),
+                      (lu_pivots_to_permutation_p, (1,)), (expm_p, (2,)), (expm_frechet_p, (2, 2))):
     batch_leading(_prim, _ranks)
 
 
@@ -1208,7 +1208,7 @@ def _schur_jvp(out, primals, tangents, *, output):
     # triangular Sylvester system of Kressner, "Block algorithms for reordering standard
     # and generalized Schur forms" (2006), written out as a dense solve.
     tnp = _tnp()
-    (a,), (ta,) = primals, tangents
+    (_,), (ta,) = primals, tangents
     t, z = out
     if output != "real" or _is_complex(t):     # the complex form's vectors' phases are free
         raise MissingRuleError("schur", "jvp", FAMILY.id)

@@ -486,7 +486,7 @@ class _LoopNest:
         """Each chunk's part of a reduction across rows, combined in chunk order (the same
         bits on every run, however many threads ran the chunks)."""
         em, par = self.em, self.par
-        for eqn, acc, parts in par.partials:
+        for _, acc, parts in par.partials:
             if acc is not None:
                 em.emit(f"{parts}[{par.chunk}] = {acc}")
         if self.group is not None:

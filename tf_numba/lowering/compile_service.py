@@ -58,7 +58,6 @@ import collections
 import os
 import pickle
 import select
-import signal
 import struct
 import subprocess
 import sys

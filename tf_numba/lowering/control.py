@@ -215,7 +215,7 @@ def _emit_scan(em, ins, outs, eqn):
     em.emit(f"{n} = {xs[0]}.shape[0]" if xs else f"{n} = {em.dim(length)}")
     y_avals = body.out_avals[nk:]
     bufs = []
-    for k, (a, v) in enumerate(zip(y_avals, eqn.outvars[nk:])):
+    for a, v in zip(y_avals, eqn.outvars[nk:]):
         slot = em.destinations.pop(v, None)
         if slot is None:
             bufs.append(_buffer(em, n, a))
@@ -290,7 +290,7 @@ def _emit_while(em, ins, outs, eqn):
         # slice with the formatting of its shape-mismatch error, ~3 s the first time
         _store(em, grown, active, 1)
         em.emit(f"{active} = {grown}")
-        for k, (tape, a) in enumerate(zip(tapes, avals)):
+        for tape, a in zip(tapes, avals):
             bigger = _buffer(em, f"2 * {cap}", a)
             r = em.fresh("r")
             em.emit(f"for {r} in range({cap}):")

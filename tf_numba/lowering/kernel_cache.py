@@ -409,7 +409,8 @@ class KernelCache:
             nbytes = sum(len(k.source) for k in self._entries.values())
         return dict(entries=entries, hits=self.stats["hits"], misses=self.stats["misses"],
                     compiles=self.stats["compiles"],
-                    helper_compiles=self.stats["helper_compiles"], disk_hits=self.stats["disk_hits"],
+                    helper_compiles=self.stats["helper_compiles"],
+                    disk_hits=self.stats["disk_hits"],
                     disk_writes=self.stats["disk_writes"], waits=self.stats["waits"],
                     evictions=self.stats["evictions"], bytes=nbytes,
                     directory=self.directory)

@@ -228,7 +228,8 @@ class Schedule:
                     lines.append(indent + f"  body {k}:")
                     lines.append(body.as_text(indent + "    "))
         if self.workspace:
-            lines.append(indent + "workspace: " + " ".join(sorted(names[v] for v in self.workspace)))
+            held = " ".join(sorted(names[v] for v in self.workspace))
+            lines.append(indent + "workspace: " + held)
         return "\n".join(lines)
 
 
@@ -253,7 +254,7 @@ def schedule_body(program, context):
         steps = group_rows(steps)
     records = [_record(step, context) for step in steps]
     result = Schedule(program, records, context)
-    for name, apply in PASSES:
+    for _, apply in PASSES:
         apply(result)
     return result
 

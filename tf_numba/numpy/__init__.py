@@ -41,11 +41,12 @@ from .sorting import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
 from .index_tricks import *  # noqa: F401,F403
 from . import creation, indexing, manipulation, math, numerical, products, reductions, sorting
-from . import functional, index_tricks
-from . import fft, linalg
+from . import functional
+from . import fft, linalg  # noqa: F401  (tnp.fft, tnp.linalg)
 from ._promote import locate_errors as _locate_errors, result_type
-from .products import einsum
-from ..ext.einsum import einsum_path
+from .index_tricks import fill_diagonal
+from .products import einsum  # noqa: F401  (tnp.einsum)
+from ..ext.einsum import einsum_path  # noqa: F401  (tnp.einsum_path)
 
 # Errors from any public function name it and the user's line (see _promote.locate_errors).
 for _module in (creation, indexing, manipulation, math, numerical, products, reductions,

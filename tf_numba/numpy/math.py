@@ -32,10 +32,9 @@ def _full_like(x, value, dt):
 
 
 def _public(fn, name=None):
-    """Export ``fn`` under ``name`` in this module and in ``__all__``."""
-    name = name or fn.__name__
-    globals()[name] = fn
-    __all__.append(name)
+    """List ``fn`` in ``__all__`` under ``name`` (its own by default); the caller binds
+    that name to it."""
+    __all__.append(name or fn.__name__)
     return fn
 
 
@@ -175,28 +174,30 @@ def _square(x):
     return _multiply(x, x)
 
 
-_ufunc(np.add, _add, "Sum of ``x1`` and ``x2`` (logical or on bools).")
-_ufunc(np.subtract, ew.sub, "Difference ``x1 - x2``.")
-_ufunc(np.multiply, _multiply, "Product ``x1 * x2`` (logical and on bools).")
-_ufunc(np.divide, ew.div, "True division; int / int gives float64.")
-_ufunc(np.divide, ew.div, "True division; int / int gives float64.", name="true_divide")
-_ufunc(np.floor_divide, ew.floor_div, "Floor division ``x1 // x2``.")
-_ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).")
-_ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).",
-       name="mod")
-_ufunc(np.fmod, ew.fmod, "C's fmod: remainder with the sign of the dividend.")
-_ufunc(np.power, ew.pow, "``x1 ** x2``.")
-_ufunc(np.float_power, ew.pow, "``x1 ** x2`` computed in float64 (or complex128).")
-_ufunc(np.negative, ew.neg, "``-x``.")
-_ufunc(np.positive, _identity, "``+x``.")
-_ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
-       "Absolute value (the modulus of complex numbers).")
-_ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
-       "Absolute value (the modulus of complex numbers).", name="abs")
-_ufunc(np.fabs, ew.abs, "Absolute value of real numbers, as a float.")
-_ufunc(np.sign, ew.sign, "Sign: -1, 0 or 1 (``z / |z|`` for complex, as NumPy 2).")
-_ufunc(np.square, _square, "``x * x``.")
-_ufunc(np.reciprocal, _reciprocal, "``1 / x`` (integer division for integers, as NumPy).")
+add = _ufunc(np.add, _add, "Sum of ``x1`` and ``x2`` (logical or on bools).")
+subtract = _ufunc(np.subtract, ew.sub, "Difference ``x1 - x2``.")
+multiply = _ufunc(np.multiply, _multiply, "Product ``x1 * x2`` (logical and on bools).")
+divide = _ufunc(np.divide, ew.div, "True division; int / int gives float64.")
+true_divide = _ufunc(np.divide, ew.div,
+                     "True division; int / int gives float64.", name="true_divide")
+floor_divide = _ufunc(np.floor_divide, ew.floor_div, "Floor division ``x1 // x2``.")
+remainder = _ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).")
+mod = _ufunc(np.remainder, ew.rem, "Remainder with the sign of the divisor (``x1 % x2``).",
+             name="mod")
+fmod = _ufunc(np.fmod, ew.fmod, "C's fmod: remainder with the sign of the dividend.")
+power = _ufunc(np.power, ew.pow, "``x1 ** x2``.")
+float_power = _ufunc(np.float_power, ew.pow, "``x1 ** x2`` computed in float64 (or complex128).")
+negative = _ufunc(np.negative, ew.neg, "``-x``.")
+positive = _ufunc(np.positive, _identity, "``+x``.")
+absolute = _ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
+                  "Absolute value (the modulus of complex numbers).")
+abs = _ufunc(np.absolute, lambda x: x if dtypes.is_bool(_dt(x)) else ew.abs(x),
+             "Absolute value (the modulus of complex numbers).", name="abs")
+fabs = _ufunc(np.fabs, ew.abs, "Absolute value of real numbers, as a float.")
+sign = _ufunc(np.sign, ew.sign, "Sign: -1, 0 or 1 (``z / |z|`` for complex, as NumPy 2).")
+square = _ufunc(np.square, _square, "``x * x``.")
+reciprocal = _ufunc(np.reciprocal, _reciprocal,
+                    "``1 / x`` (integer division for integers, as NumPy).")
 
 
 def divmod(x1, x2, /):   # noqa: A001 - NumPy's name
@@ -205,31 +206,37 @@ def divmod(x1, x2, /):   # noqa: A001 - NumPy's name
     >>> tnp.divmod(np.array([7, -7]), 2)
     (array([ 3, -4]), array([1, 1]))
     """
-    return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821 - defined by _ufunc
+    return floor_divide(x1, x2), remainder(x1, x2)
 
 
 _public(divmod)
 
 # ---------------------------------------------------------------- exponentials and logs
 
-for _uf, _prim, _doc in (
-        (np.exp, ew.exp, "``e ** x``."), (np.exp2, ew.exp2, "``2 ** x``."),
-        (np.expm1, ew.expm1, "``exp(x) - 1``, accurate near 0."),
-        (np.log, ew.log, "Natural logarithm."), (np.log2, ew.log2, "Base-2 logarithm."),
-        (np.log10, ew.log10, "Base-10 logarithm."),
-        (np.log1p, ew.log1p, "``log(1 + x)``, accurate near 0."),
-        (np.sqrt, ew.sqrt, "Square root."), (np.cbrt, ew.cbrt, "Real cube root."),
-        (np.sin, ew.sin, "Sine."), (np.cos, ew.cos, "Cosine."), (np.tan, ew.tan, "Tangent."),
-        (np.arcsin, ew.asin, "Inverse sine."), (np.arccos, ew.acos, "Inverse cosine."),
-        (np.arctan, ew.atan, "Inverse tangent."), (np.sinh, ew.sinh, "Hyperbolic sine."),
-        (np.cosh, ew.cosh, "Hyperbolic cosine."), (np.tanh, ew.tanh, "Hyperbolic tangent."),
-        (np.arcsinh, ew.asinh, "Inverse hyperbolic sine."),
-        (np.arccosh, ew.acosh, "Inverse hyperbolic cosine."),
-        (np.arctanh, ew.atanh, "Inverse hyperbolic tangent.")):
-    _ufunc(_uf, _prim, _doc)
+exp = _ufunc(np.exp, ew.exp, "``e ** x``.")
+exp2 = _ufunc(np.exp2, ew.exp2, "``2 ** x``.")
+expm1 = _ufunc(np.expm1, ew.expm1, "``exp(x) - 1``, accurate near 0.")
+log = _ufunc(np.log, ew.log, "Natural logarithm.")
+log2 = _ufunc(np.log2, ew.log2, "Base-2 logarithm.")
+log10 = _ufunc(np.log10, ew.log10, "Base-10 logarithm.")
+log1p = _ufunc(np.log1p, ew.log1p, "``log(1 + x)``, accurate near 0.")
+sqrt = _ufunc(np.sqrt, ew.sqrt, "Square root.")
+cbrt = _ufunc(np.cbrt, ew.cbrt, "Real cube root.")
+sin = _ufunc(np.sin, ew.sin, "Sine.")
+cos = _ufunc(np.cos, ew.cos, "Cosine.")
+tan = _ufunc(np.tan, ew.tan, "Tangent.")
+arcsin = _ufunc(np.arcsin, ew.asin, "Inverse sine.")
+arccos = _ufunc(np.arccos, ew.acos, "Inverse cosine.")
+arctan = _ufunc(np.arctan, ew.atan, "Inverse tangent.")
+sinh = _ufunc(np.sinh, ew.sinh, "Hyperbolic sine.")
+cosh = _ufunc(np.cosh, ew.cosh, "Hyperbolic cosine.")
+tanh = _ufunc(np.tanh, ew.tanh, "Hyperbolic tangent.")
+arcsinh = _ufunc(np.arcsinh, ew.asinh, "Inverse hyperbolic sine.")
+arccosh = _ufunc(np.arccosh, ew.acosh, "Inverse hyperbolic cosine.")
+arctanh = _ufunc(np.arctanh, ew.atanh, "Inverse hyperbolic tangent.")
 
-_ufunc(np.arctan2, ew.atan2, "Angle of the point ``(x2, x1)``, quadrant-aware.")
-_ufunc(np.hypot, ew.hypot, "``sqrt(x1**2 + x2**2)`` without overflow.")
+arctan2 = _ufunc(np.arctan2, ew.atan2, "Angle of the point ``(x2, x1)``, quadrant-aware.")
+hypot = _ufunc(np.hypot, ew.hypot, "``sqrt(x1**2 + x2**2)`` without overflow.")
 
 
 def _deg2rad(x):
@@ -243,10 +250,10 @@ def _rad2deg(x):
     return ew.mul(x, np.asarray(t(180) / t(np.pi), _dt(x)))
 
 
-_ufunc(np.deg2rad, _deg2rad, "Degrees to radians.")
-_ufunc(np.radians, _deg2rad, "Degrees to radians.")
-_ufunc(np.rad2deg, _rad2deg, "Radians to degrees.")
-_ufunc(np.degrees, _rad2deg, "Radians to degrees.")
+deg2rad = _ufunc(np.deg2rad, _deg2rad, "Degrees to radians.")
+radians = _ufunc(np.radians, _deg2rad, "Degrees to radians.")
+rad2deg = _ufunc(np.rad2deg, _rad2deg, "Radians to degrees.")
+degrees = _ufunc(np.degrees, _rad2deg, "Radians to degrees.")
 
 
 def _log_add(x, y, exp, log1p_scale, at_tie):
@@ -272,8 +279,8 @@ def _logaddexp2(x, y):
     return _log_add(x, y, ew.exp2, 1 / _math.log(2), 1)
 
 
-_ufunc(np.logaddexp, _logaddexp, "``log(exp(x1) + exp(x2))`` without overflow.")
-_ufunc(np.logaddexp2, _logaddexp2, "``log2(2**x1 + 2**x2)`` without overflow.")
+logaddexp = _ufunc(np.logaddexp, _logaddexp, "``log(exp(x1) + exp(x2))`` without overflow.")
+logaddexp2 = _ufunc(np.logaddexp2, _logaddexp2, "``log2(2**x1 + 2**x2)`` without overflow.")
 
 
 def _ldexp(x, n):
@@ -314,11 +321,12 @@ def _rint(x):
     return ew.round(x)
 
 
-_ufunc(np.floor, _floor, "Largest integer <= x (integers are returned as they are).")
-_ufunc(np.ceil, _ceil, "Smallest integer >= x (integers are returned as they are).")
-_ufunc(np.trunc, _trunc, "Integer part, rounding towards zero.")
-_ufunc(np.trunc, _trunc, "Integer part, rounding towards zero (as ``numpy.fix``).", name="fix")
-_ufunc(np.rint, _rint, "Round to the nearest integer, halves to even.")
+floor = _ufunc(np.floor, _floor, "Largest integer <= x (integers are returned as they are).")
+ceil = _ufunc(np.ceil, _ceil, "Smallest integer >= x (integers are returned as they are).")
+trunc = _ufunc(np.trunc, _trunc, "Integer part, rounding towards zero.")
+fix = _ufunc(np.trunc, _trunc,
+             "Integer part, rounding towards zero (as ``numpy.fix``).", name="fix")
+rint = _ufunc(np.rint, _rint, "Round to the nearest integer, halves to even.")
 
 
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
@@ -354,7 +362,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
 
 
 _public(round)
-_public(round, "around")
+around = _public(round, "around")
 
 
 def modf(x, /):
@@ -397,10 +405,10 @@ def _fmin(x, y):
     return ew.select(_isnan_inexact(y), x, ew.select(_isnan_inexact(x), y, m))
 
 
-_ufunc(np.maximum, ew.max, "Elementwise maximum; NaN propagates.")
-_ufunc(np.minimum, ew.min, "Elementwise minimum; NaN propagates.")
-_ufunc(np.fmax, _fmax, "Elementwise maximum ignoring NaN.")
-_ufunc(np.fmin, _fmin, "Elementwise minimum ignoring NaN.")
+maximum = _ufunc(np.maximum, ew.max, "Elementwise maximum; NaN propagates.")
+minimum = _ufunc(np.minimum, ew.min, "Elementwise minimum; NaN propagates.")
+fmax = _ufunc(np.fmax, _fmax, "Elementwise maximum ignoring NaN.")
+fmin = _ufunc(np.fmin, _fmin, "Elementwise minimum ignoring NaN.")
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A002
@@ -417,9 +425,9 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):  # noqa: A
     if lo is None and hi is None:
         return P.asarray(a)
     if lo is None:
-        return minimum(a, hi)  # noqa: F821 - defined by _ufunc
+        return minimum(a, hi)
     if hi is None:
-        return maximum(a, lo)  # noqa: F821 - defined by _ufunc
+        return maximum(a, lo)
     x, lo, hi = P.promote("clip", a, lo, hi)
     if dtypes.is_complex(_dt(x)) or dtypes.is_bool(_dt(x)):
         return P.scalar_result(ew.min(ew.max(x, lo), hi))
@@ -448,10 +456,11 @@ def _signbit(x):
     return ew.lt(x, 0)
 
 
-_ufunc(np.heaviside, _heaviside, "Step function: 0 below zero, 1 above, ``x2`` at zero.")
-_ufunc(np.copysign, ew.copysign, "``x1`` with the sign of ``x2``.")
-_ufunc(np.nextafter, ew.nextafter, "The next float after ``x1`` towards ``x2``.")
-_ufunc(np.signbit, _signbit, "Whether the sign bit is set (true for -0.0).")
+heaviside = _ufunc(np.heaviside, _heaviside,
+                   "Step function: 0 below zero, 1 above, ``x2`` at zero.")
+copysign = _ufunc(np.copysign, ew.copysign, "``x1`` with the sign of ``x2``.")
+nextafter = _ufunc(np.nextafter, ew.nextafter, "The next float after ``x1`` towards ``x2``.")
+signbit = _ufunc(np.signbit, _signbit, "Whether the sign bit is set (true for -0.0).")
 
 
 def _spacing(x):
@@ -460,7 +469,7 @@ def _spacing(x):
     return ew.sub(ew.nextafter(x, away), x)
 
 
-_ufunc(np.spacing, _spacing, "Distance to the next float away from zero.")
+spacing = _ufunc(np.spacing, _spacing, "Distance to the next float away from zero.")
 
 
 def sinc(x):
@@ -469,8 +478,8 @@ def sinc(x):
     >>> tnp.sinc(np.array([0.0, 0.5]))
     array([1.        , 0.63661977])
     """
-    y = multiply(np.pi, where(equal(x, 0), 1.0e-20, x))  # noqa: F821
-    return divide(sin(y), y)  # noqa: F821
+    y = multiply(np.pi, where(equal(x, 0), 1.0e-20, x))
+    return divide(sin(y), y)
 
 
 _public(sinc)
@@ -509,9 +518,9 @@ def _conj(x):
     return ew.conj(x) if dtypes.is_complex(_dt(x)) else x
 
 
-_ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).")
-_ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).",
-       name="conj")
+conjugate = _ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).")
+conj = _ufunc(np.conjugate, _conj, "Complex conjugate (real input is returned as it is).",
+              name="conj")
 
 
 def angle(z, deg=False):
@@ -524,10 +533,10 @@ def angle(z, deg=False):
     if P.is_weak(x):
         x = np.asarray(x)
     if dtypes.is_complex(_dt(x)):
-        a = arctan2(ew.imag(x), ew.real(x))  # noqa: F821
+        a = arctan2(ew.imag(x), ew.real(x))
     else:
-        a = arctan2(0, x)  # noqa: F821
-    return multiply(a, 180 / np.pi) if deg else a  # noqa: F821
+        a = arctan2(0, x)
+    return multiply(a, 180 / np.pi) if deg else a
 
 
 def iscomplexobj(x):
@@ -554,7 +563,7 @@ def iscomplex(x):
     >>> tnp.iscomplex(np.array([1 + 0j, 1j]))
     array([False,  True])
     """
-    return not_equal(imag(x), 0)  # noqa: F821
+    return not_equal(imag(x), 0)
 
 
 def isreal(x):
@@ -563,7 +572,7 @@ def isreal(x):
     >>> tnp.isreal(np.array([1 + 0j, 1j]))
     array([ True, False])
     """
-    return equal(imag(x), 0)  # noqa: F821
+    return equal(imag(x), 0)
 
 
 for _fn in (real, imag, angle, iscomplexobj, isrealobj, iscomplex, isreal):
@@ -597,9 +606,9 @@ def _isinf(x):
     return _full_like(x, False, dtypes.bool_)
 
 
-_ufunc(np.isnan, _isnan, "Whether each element is NaN.")
-_ufunc(np.isfinite, _isfinite, "Whether each element is finite.")
-_ufunc(np.isinf, _isinf, "Whether each element is +inf or -inf.")
+isnan = _ufunc(np.isnan, _isnan, "Whether each element is NaN.")
+isfinite = _ufunc(np.isfinite, _isfinite, "Whether each element is finite.")
+isinf = _ufunc(np.isinf, _isinf, "Whether each element is +inf or -inf.")
 
 
 def isposinf(x):
@@ -608,7 +617,7 @@ def isposinf(x):
     >>> tnp.isposinf(np.array([np.inf, -np.inf]))
     array([ True, False])
     """
-    return logical_and(isinf(x), logical_not(signbit(x)))  # noqa: F821
+    return logical_and(isinf(x), logical_not(signbit(x)))
 
 
 def isneginf(x):
@@ -617,7 +626,7 @@ def isneginf(x):
     >>> tnp.isneginf(np.array([np.inf, -np.inf]))
     array([False,  True])
     """
-    return logical_and(isinf(x), signbit(x))  # noqa: F821
+    return logical_and(isinf(x), signbit(x))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -649,25 +658,33 @@ for _fn in (isposinf, isneginf, nan_to_num):
 
 # ---------------------------------------------------------------- comparisons and logic
 
-for _uf, _prim in ((np.equal, ew.eq), (np.not_equal, ew.ne), (np.less, ew.lt),
-                   (np.less_equal, ew.le), (np.greater, ew.gt), (np.greater_equal, ew.ge)):
-    _ufunc(_uf, _prim, f"Elementwise ``{_uf.__name__}`` comparison, as a bool array.")
+equal = _ufunc(np.equal, ew.eq, "Elementwise ``equal`` comparison, as a bool array.")
+not_equal = _ufunc(np.not_equal, ew.ne, "Elementwise ``not_equal`` comparison, as a bool array.")
+less = _ufunc(np.less, ew.lt, "Elementwise ``less`` comparison, as a bool array.")
+less_equal = _ufunc(np.less_equal, ew.le, "Elementwise ``less_equal`` comparison, as a bool array.")
+greater = _ufunc(np.greater, ew.gt, "Elementwise ``greater`` comparison, as a bool array.")
+greater_equal = _ufunc(np.greater_equal, ew.ge,
+                       "Elementwise ``greater_equal`` comparison, as a bool array.")
 
 
 def _truth(x):
     return x if dtypes.is_bool(_dt(x)) else ew.ne(x, 0)
 
 
-_ufunc(np.logical_and, lambda x, y: ew.and_(_truth(x), _truth(y)), "Elementwise ``x1 and x2``.")
-_ufunc(np.logical_or, lambda x, y: ew.or_(_truth(x), _truth(y)), "Elementwise ``x1 or x2``.")
-_ufunc(np.logical_xor, lambda x, y: ew.xor(_truth(x), _truth(y)), "Elementwise ``x1 xor x2``.")
-_ufunc(np.logical_not, lambda x: ew.not_(_truth(x)), "Elementwise ``not x``.")
-_ufunc(np.bitwise_and, ew.and_, "Bitwise and (logical on bools).")
-_ufunc(np.bitwise_or, ew.or_, "Bitwise or (logical on bools).")
-_ufunc(np.bitwise_xor, ew.xor, "Bitwise xor (logical on bools).")
-_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).")
-_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).", name="bitwise_not")
-_ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).", name="bitwise_invert")
+logical_and = _ufunc(np.logical_and, lambda x, y: ew.and_(_truth(x), _truth(y)),
+                     "Elementwise ``x1 and x2``.")
+logical_or = _ufunc(np.logical_or, lambda x, y: ew.or_(_truth(x), _truth(y)),
+                    "Elementwise ``x1 or x2``.")
+logical_xor = _ufunc(np.logical_xor, lambda x, y: ew.xor(_truth(x), _truth(y)),
+                     "Elementwise ``x1 xor x2``.")
+logical_not = _ufunc(np.logical_not, lambda x: ew.not_(_truth(x)), "Elementwise ``not x``.")
+bitwise_and = _ufunc(np.bitwise_and, ew.and_, "Bitwise and (logical on bools).")
+bitwise_or = _ufunc(np.bitwise_or, ew.or_, "Bitwise or (logical on bools).")
+bitwise_xor = _ufunc(np.bitwise_xor, ew.xor, "Bitwise xor (logical on bools).")
+invert = _ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).")
+bitwise_not = _ufunc(np.invert, ew.not_, "Bitwise not (logical on bools).", name="bitwise_not")
+bitwise_invert = _ufunc(np.invert, ew.not_,
+                        "Bitwise not (logical on bools).", name="bitwise_invert")
 
 
 def _left_shift(x, n):
@@ -690,8 +707,8 @@ def _right_shift(x, n):
     return ew.select(in_range, shifted, sign_only)
 
 
-_ufunc(np.left_shift, _left_shift, "``x1 << x2``.")
-_ufunc(np.right_shift, _right_shift, "``x1 >> x2`` (arithmetic).")
+left_shift = _ufunc(np.left_shift, _left_shift, "``x1 << x2``.")
+right_shift = _ufunc(np.right_shift, _right_shift, "``x1 >> x2`` (arithmetic).")
 
 
 # ---------------------------------------------------------------- where, isclose
@@ -732,11 +749,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     elif isinstance(y, int):
         y = float(y)
     with np.errstate(invalid="ignore"):   # inf - inf, as NumPy's isclose
-        close = less_equal(absolute(subtract(x, y)),  # noqa: F821
-                           add(atol, multiply(rtol, absolute(y))))  # noqa: F821
-    result = logical_or(logical_and(close, isfinite(y)), equal(x, y))  # noqa: F821
+        close = less_equal(absolute(subtract(x, y)),
+                           add(atol, multiply(rtol, absolute(y))))
+    result = logical_or(logical_and(close, isfinite(y)), equal(x, y))
     if equal_nan:
-        result = logical_or(result, logical_and(isnan(x), isnan(y)))  # noqa: F821
+        result = logical_or(result, logical_and(isnan(x), isnan(y)))
     return P.scalar_result(result)
 
 
@@ -762,9 +779,9 @@ def array_equal(a1, a2, equal_nan=False):
     if P.shape_of(x) != P.shape_of(y):
         return False
     from .reductions import all as all_
-    same = equal(x, y)  # noqa: F821
+    same = equal(x, y)
     if equal_nan and any(dtypes.is_inexact(P.concrete_dtype(v)) for v in (x, y)):
-        same = logical_or(same, logical_and(isnan(x), isnan(y)))  # noqa: F821
+        same = logical_or(same, logical_and(isnan(x), isnan(y)))
     result = all_(same)
     return result if P.is_tracer(result) else bool(result)
 
@@ -783,7 +800,7 @@ def array_equiv(a1, a2):
         broadcast_shapes(P.shape_of(x), P.shape_of(y))
     except ShapeError:
         return False
-    result = all_(equal(x, y))  # noqa: F821
+    result = all_(equal(x, y))
     return result if P.is_tracer(result) else bool(result)
 
 

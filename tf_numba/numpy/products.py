@@ -327,11 +327,12 @@ def einsum(*operands, optimize="auto", dtype=None, out=None, order="K", casting=
     """Einstein summation over ``operands``, as ``numpy.einsum``.
 
     The operands are promoted to one dtype, then contracted by the family
-    ``tf_numba.einsum.v1`` (``ext/einsum.py``). Implicit (``"ij,jk"``) and explicit (``"ij,jk->ik"``) output, ``...``, repeated labels
-    (``"ii->i"``, ``"ii"``), size-1 broadcasting and the sublist form are supported.
-    ``optimize`` picks the contraction order (see ``ext/einsum.py``). JAX's
-    ``precision`` is accepted (products run in their dtype here) and its
-    ``preferred_element_type`` is the dtype to compute in and return, as ``dtype``.
+    ``tf_numba.einsum.v1`` (``ext/einsum.py``). Implicit (``"ij,jk"``) and explicit
+    (``"ij,jk->ik"``) output, ``...``, repeated labels (``"ii->i"``, ``"ii"``), size-1
+    broadcasting and the sublist form are supported. ``optimize`` picks the contraction
+    order (see ``ext/einsum.py``). JAX's ``precision`` is accepted (products run in their
+    dtype here) and its ``preferred_element_type`` is the dtype to compute in and return,
+    as ``dtype``.
 
     >>> tnp.einsum("ii", np.eye(3))
     np.float64(3.0)

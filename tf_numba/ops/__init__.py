@@ -2,9 +2,11 @@
 
 | module | primitives |
 | --- | --- |
-| elementwise | unary/binary math, comparisons, logic, select, clamp, convert_element_type, stop_gradient |
+| elementwise | unary/binary math, comparisons, logic, select, clamp, convert_element_type, |
+| | stop_gradient |
 | layout | broadcast_in_dim, reshape, transpose, rev, slice, pad, concatenate, iota |
-| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/prod/max/min, linear_recurrence |
+| reductions | reduce_sum/prod/max/min/and/or, argmax/argmin, cumsum/prod/max/min, |
+| | linear_recurrence |
 | indexing | gather, scatter_add, scatter, scatter_mul, dynamic_slice, dynamic_update_slice |
 | contraction | dot_general |
 | sorting | sort (several operands, stable, NaN last) |

@@ -4,7 +4,8 @@ whose parameters carry sub-programs (the user-facing functions are in ``tf_numba
 | primitive | operands | sub-programs |
 | --- | --- | --- |
 | ``cond`` | index (int32), *operands | ``branches``: one program per branch, same signature |
-| ``while_loop`` | *cond_consts, *body_consts, *init | ``cond`` (consts, carry) -> bool, ``body`` (consts, carry) -> carry |
+| ``while_loop`` | *cond_consts, *body_consts, *init | ``cond`` (consts, carry) -> bool, |
+| | | ``body`` (consts, carry) -> carry |
 | ``scan`` | *consts, *init, *xs | ``body`` (consts, carry, x) -> (carry, y) |
 | ``checkpoint`` | *args | ``body``: recomputed in the backward pass instead of stored |
 
@@ -173,7 +174,7 @@ def _scan_eval(*avals, body, num_consts, num_carry, length, reverse):
         # concrete once the tape is (a residual evaluated by vjp), symbolic before
         concrete = [a.shape[0] for a in xs if a.shape and type(a.shape[0]) is int]
         length = concrete[0] if concrete else length
-    for k, (a, v) in enumerate(zip(xs, body.invars[num_consts + num_carry:])):
+    for k, (a, _) in enumerate(zip(xs, body.invars[num_consts + num_carry:])):
         if not a.shape or isinstance(a.shape[0], Sym) and isinstance(length, int):
             continue
         if not a.shape or not (a.shape[0] is length or a.shape[0] == length):

@@ -101,9 +101,12 @@ def _op(prim):
 PRIMS = {}
 
 
-def _declare(name, impl, accepts, out_rule=SAME):
+def _declare(name, impl, accepts, out_rule, lowering):
+    """A row of the table: the primitive ``name`` (its NumPy impl, the dtypes it accepts,
+    its output dtype rule, its scalar source in kernels) and its op function."""
     prim = Primitive(name, _abstract_eval(name, accepts, out_rule), impl)
     PRIMS[name] = prim
+    register("lower", prim, lowering)
     return prim, _op(prim)
 
 
@@ -191,88 +194,86 @@ def _convert_source(a, i, o):
 EXP_SOURCE, LOG_SOURCE = vmath("exp").template, vmath("log").template
 
 
-# name: (NumPy impl, accepted dtypes, output dtype rule, lowering: its scalar source in kernels)
-UNARY = {
-    "neg": (np.negative, NUMERIC, SAME, written(lambda a, i, o: typed(f"(-{a[0]})", o))),
-    "exp": (np.exp, INEXACT, SAME, vmath("exp")),
-    "exp2": (np.exp2, INEXACT, SAME, call("np.exp2", math=True)),
-    "log": (np.log, INEXACT, SAME, vmath("log")),
-    "log2": (np.log2, INEXACT, SAME, call("np.log2", math=True)),
-    "log10": (np.log10, INEXACT, SAME, call("np.log10", math=True)),
-    "log1p": (np.log1p, INEXACT, SAME, vmath("log1p")),
-    "expm1": (np.expm1, INEXACT, SAME, vmath("expm1")),
-    "sin": (np.sin, INEXACT, SAME, vmath("sin")),
-    "cos": (np.cos, INEXACT, SAME, vmath("cos")),
-    "tan": (np.tan, INEXACT, SAME, call("np.tan", math=True)),
-    "asin": (np.arcsin, INEXACT, SAME, call("np.arcsin", math=True)),
-    "acos": (np.arccos, INEXACT, SAME, call("np.arccos", math=True)),
-    "atan": (np.arctan, INEXACT, SAME, call("np.arctan", math=True)),
-    "sinh": (np.sinh, INEXACT, SAME, call("np.sinh", math=True)),
-    "cosh": (np.cosh, INEXACT, SAME, call("np.cosh", math=True)),
-    "tanh": (np.tanh, INEXACT, SAME, vmath("tanh")),
-    "asinh": (np.arcsinh, INEXACT, SAME, call("np.arcsinh", math=True)),
-    "acosh": (np.arccosh, INEXACT, SAME, call("np.arccosh", math=True)),
-    "atanh": (np.arctanh, INEXACT, SAME, call("np.arctanh", math=True)),
-    "sqrt": (np.sqrt, INEXACT, SAME, call("np.sqrt")),
-    "rsqrt": (_rsqrt, INEXACT, SAME,
-              written(lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o))),
-    "cbrt": (np.cbrt, FLOAT, SAME, call("np.cbrt", math=True)),
-    "abs": (np.abs, NUMERIC, REAL_PART, call("np.abs")),
-    "sign": (np.sign, NUMERIC, SAME, call("np.sign", complex=False)),
-    "floor": (np.floor, FLOAT, SAME, call("np.floor")),
-    "ceil": (np.ceil, FLOAT, SAME, call("np.ceil")),
-    "round": (np.round, FLOAT, SAME, call("np.rint")),       # half to even, as NumPy
-    "erf": (_special("erf"), FLOAT, SAME, call("math.erf", math=True)),
-    "erfc": (_special("erfc"), FLOAT, SAME, call("math.erfc", math=True)),
-    "logistic": (_logistic, FLOAT, SAME, written(_logistic_source, math=True)),
-    "is_finite": (np.isfinite, INEXACT, BOOL, written(lambda a, i, o: f"np.isfinite({a[0]})")),
-    # sees the sign of -0.0 and of NaNs
-    "signbit": (np.signbit, FLOAT, BOOL, written(lambda a, i, o: f"np.signbit({a[0]})")),
-    "not": (np.invert, LOGICAL, SAME, written(_not_source)),  # logical on bool, bitwise on ints
-    "real": (np.real, INEXACT, REAL_PART, written(_real_source)),
-    "imag": (np.imag, INEXACT, REAL_PART, written(_imag_source)),
-    "conj": (np.conjugate, INEXACT, SAME, written(_conj_source)),
-    "stop_gradient": (lambda x: x, ANY, SAME, written(lambda a, i, o: a[0])),
-}
+# The table: per primitive its NumPy impl, accepted dtypes, output dtype rule and lowering
+# (its scalar source in kernels). Unary first, then binary.
+neg_p, neg = _declare("neg", np.negative, NUMERIC, SAME,
+                      written(lambda a, i, o: typed(f"(-{a[0]})", o)))
+exp_p, exp = _declare("exp", np.exp, INEXACT, SAME, vmath("exp"))
+exp2_p, exp2 = _declare("exp2", np.exp2, INEXACT, SAME, call("np.exp2", math=True))
+log_p, log = _declare("log", np.log, INEXACT, SAME, vmath("log"))
+log2_p, log2 = _declare("log2", np.log2, INEXACT, SAME, call("np.log2", math=True))
+log10_p, log10 = _declare("log10", np.log10, INEXACT, SAME, call("np.log10", math=True))
+log1p_p, log1p = _declare("log1p", np.log1p, INEXACT, SAME, vmath("log1p"))
+expm1_p, expm1 = _declare("expm1", np.expm1, INEXACT, SAME, vmath("expm1"))
+sin_p, sin = _declare("sin", np.sin, INEXACT, SAME, vmath("sin"))
+cos_p, cos = _declare("cos", np.cos, INEXACT, SAME, vmath("cos"))
+tan_p, tan = _declare("tan", np.tan, INEXACT, SAME, call("np.tan", math=True))
+asin_p, asin = _declare("asin", np.arcsin, INEXACT, SAME, call("np.arcsin", math=True))
+acos_p, acos = _declare("acos", np.arccos, INEXACT, SAME, call("np.arccos", math=True))
+atan_p, atan = _declare("atan", np.arctan, INEXACT, SAME, call("np.arctan", math=True))
+sinh_p, sinh = _declare("sinh", np.sinh, INEXACT, SAME, call("np.sinh", math=True))
+cosh_p, cosh = _declare("cosh", np.cosh, INEXACT, SAME, call("np.cosh", math=True))
+tanh_p, tanh = _declare("tanh", np.tanh, INEXACT, SAME, vmath("tanh"))
+asinh_p, asinh = _declare("asinh", np.arcsinh, INEXACT, SAME, call("np.arcsinh", math=True))
+acosh_p, acosh = _declare("acosh", np.arccosh, INEXACT, SAME, call("np.arccosh", math=True))
+atanh_p, atanh = _declare("atanh", np.arctanh, INEXACT, SAME, call("np.arctanh", math=True))
+sqrt_p, sqrt = _declare("sqrt", np.sqrt, INEXACT, SAME, call("np.sqrt"))
+rsqrt_p, rsqrt = _declare(
+    "rsqrt", _rsqrt, INEXACT, SAME,
+    written(lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o)))
+cbrt_p, cbrt = _declare("cbrt", np.cbrt, FLOAT, SAME, call("np.cbrt", math=True))
+abs_p, abs = _declare("abs", np.abs, NUMERIC, REAL_PART, call("np.abs"))
+sign_p, sign = _declare("sign", np.sign, NUMERIC, SAME, call("np.sign", complex=False))
+floor_p, floor = _declare("floor", np.floor, FLOAT, SAME, call("np.floor"))
+ceil_p, ceil = _declare("ceil", np.ceil, FLOAT, SAME, call("np.ceil"))
+round_p, round = _declare("round", np.round, FLOAT, SAME, call("np.rint"))  # half to even, as NumPy
+erf_p, erf = _declare("erf", _special("erf"), FLOAT, SAME, call("math.erf", math=True))
+erfc_p, erfc = _declare("erfc", _special("erfc"), FLOAT, SAME, call("math.erfc", math=True))
+logistic_p, logistic = _declare("logistic", _logistic, FLOAT, SAME,
+                                written(_logistic_source, math=True))
+is_finite_p, is_finite = _declare("is_finite", np.isfinite, INEXACT, BOOL,
+                                  written(lambda a, i, o: f"np.isfinite({a[0]})"))
+# sees the sign of -0.0 and of NaNs
+signbit_p, signbit = _declare("signbit", np.signbit, FLOAT, BOOL,
+                              written(lambda a, i, o: f"np.signbit({a[0]})"))
+# logical on bool, bitwise on ints
+not_p, not_ = _declare("not", np.invert, LOGICAL, SAME, written(_not_source))
+real_p, real = _declare("real", np.real, INEXACT, REAL_PART, written(_real_source))
+imag_p, imag = _declare("imag", np.imag, INEXACT, REAL_PART, written(_imag_source))
+conj_p, conj = _declare("conj", np.conjugate, INEXACT, SAME, written(_conj_source))
+stop_gradient_p, stop_gradient = _declare("stop_gradient", lambda x: x, ANY, SAME,
+                                          written(lambda a, i, o: a[0]))
 
-BINARY = {
-    "add": (np.add, NUMERIC, SAME, infix("+")),
-    "sub": (np.subtract, NUMERIC, SAME, infix("-")),
-    "mul": (np.multiply, NUMERIC, SAME, infix("*")),
-    "div": (np.true_divide, INEXACT, SAME, infix("/")),
-    # NumPy `//`
-    "floor_div": (np.floor_divide, REAL, SAME, call("np.floor_divide", complex=False)),
-    # NumPy `%`: sign of the divisor
-    "rem": (np.remainder, REAL, SAME, call("np.remainder", complex=False)),
-    # C fmod: sign of the dividend
-    "fmod": (np.fmod, REAL, SAME, written(_fmod_source, math=True)),
-    "pow": (np.power, NUMERIC, SAME, written(_pow_source, math=True)),
-    # NaN-propagating, as NumPy
-    "max": (np.maximum, ANY, SAME, call("np.maximum", complex=False)),
-    "min": (np.minimum, ANY, SAME, call("np.minimum", complex=False)),
-    "atan2": (np.arctan2, FLOAT, SAME, call("np.arctan2", math=True)),
-    "hypot": (np.hypot, FLOAT, SAME, call("np.hypot", math=True)),
-    "copysign": (np.copysign, FLOAT, SAME, call("np.copysign")),
-    "nextafter": (np.nextafter, FLOAT, SAME, call("np.nextafter")),
-    "eq": (np.equal, ANY, BOOL, compare("==")),
-    "ne": (np.not_equal, ANY, BOOL, compare("!=")),
-    "lt": (np.less, ANY, BOOL, compare("<", complex=False)),
-    "le": (np.less_equal, ANY, BOOL, compare("<=", complex=False)),
-    "gt": (np.greater, ANY, BOOL, compare(">", complex=False)),
-    "ge": (np.greater_equal, ANY, BOOL, compare(">=", complex=False)),
-    "and": (np.bitwise_and, LOGICAL, SAME, bitwise("&")),
-    "or": (np.bitwise_or, LOGICAL, SAME, bitwise("|")),
-    "xor": (np.bitwise_xor, LOGICAL, SAME, bitwise("^")),
-    "complex": (_complex, FLOAT, COMPLEX,
-                written(lambda a, i, o: typed(f"complex({a[0]}, {a[1]})", o))),
-}
-
-_py_names = {"not": "not_", "and": "and_", "or": "or_"}
-for _name, (_impl, _accepts, _out, _lowering) in {**UNARY, **BINARY}.items():
-    _prim, _fn = _declare(_name, _impl, _accepts, _out)
-    register("lower", _prim, _lowering)
-    globals()[_py_names.get(_name, _name)] = _fn
-    globals()[_name + "_p"] = _prim
+add_p, add = _declare("add", np.add, NUMERIC, SAME, infix("+"))
+sub_p, sub = _declare("sub", np.subtract, NUMERIC, SAME, infix("-"))
+mul_p, mul = _declare("mul", np.multiply, NUMERIC, SAME, infix("*"))
+div_p, div = _declare("div", np.true_divide, INEXACT, SAME, infix("/"))
+# NumPy `//`
+floor_div_p, floor_div = _declare("floor_div", np.floor_divide, REAL, SAME,
+                                  call("np.floor_divide", complex=False))
+# NumPy `%`: sign of the divisor
+rem_p, rem = _declare("rem", np.remainder, REAL, SAME, call("np.remainder", complex=False))
+# C fmod: sign of the dividend
+fmod_p, fmod = _declare("fmod", np.fmod, REAL, SAME, written(_fmod_source, math=True))
+pow_p, pow = _declare("pow", np.power, NUMERIC, SAME, written(_pow_source, math=True))
+# NaN-propagating, as NumPy
+max_p, max = _declare("max", np.maximum, ANY, SAME, call("np.maximum", complex=False))
+min_p, min = _declare("min", np.minimum, ANY, SAME, call("np.minimum", complex=False))
+atan2_p, atan2 = _declare("atan2", np.arctan2, FLOAT, SAME, call("np.arctan2", math=True))
+hypot_p, hypot = _declare("hypot", np.hypot, FLOAT, SAME, call("np.hypot", math=True))
+copysign_p, copysign = _declare("copysign", np.copysign, FLOAT, SAME, call("np.copysign"))
+nextafter_p, nextafter = _declare("nextafter", np.nextafter, FLOAT, SAME, call("np.nextafter"))
+eq_p, eq = _declare("eq", np.equal, ANY, BOOL, compare("=="))
+ne_p, ne = _declare("ne", np.not_equal, ANY, BOOL, compare("!="))
+lt_p, lt = _declare("lt", np.less, ANY, BOOL, compare("<", complex=False))
+le_p, le = _declare("le", np.less_equal, ANY, BOOL, compare("<=", complex=False))
+gt_p, gt = _declare("gt", np.greater, ANY, BOOL, compare(">", complex=False))
+ge_p, ge = _declare("ge", np.greater_equal, ANY, BOOL, compare(">=", complex=False))
+and_p, and_ = _declare("and", np.bitwise_and, LOGICAL, SAME, bitwise("&"))
+or_p, or_ = _declare("or", np.bitwise_or, LOGICAL, SAME, bitwise("|"))
+xor_p, xor = _declare("xor", np.bitwise_xor, LOGICAL, SAME, bitwise("^"))
+complex_p, complex = _declare("complex", _complex, FLOAT, COMPLEX,
+                              written(lambda a, i, o: typed(f"complex({a[0]}, {a[1]})", o)))
 
 
 # ---------------------------------------------------------------- select, clamp, convert

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .incomplete import (EPS, MAX_TERMS, _compose, _constant, _converged, _degree, _exp,
+from .incomplete import (MAX_TERMS, _compose, _constant, _converged, _degree, _exp,
                          _lgamma, _mul, _recip, _shift, _variable)
 
 RESCALE = 1e200      # the iv series' terms are divided by this when they grow past it

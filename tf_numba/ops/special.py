@@ -68,50 +68,6 @@ def _polygamma(n, x):
         return np.asarray(scipy.special.polygamma(n, x), np.result_type(x))
 
 
-# name: (SciPy impl, accepted dtypes, output dtype rule)
-TABLE = {
-    "erfinv": (_special("erfinv"), FLOAT, SAME),
-    "erfcx": (_special("erfcx"), FLOAT, SAME),       # exp(x**2) * erfc(x)
-    "lgamma": (_special("gammaln"), FLOAT, SAME),    # log|gamma(x)|
-    "digamma": (_special("psi"), FLOAT, SAME),
-    "polygamma": (_polygamma, FLOAT, SAME),          # (n, x); n integer-valued
-    "ndtri": (_special("ndtri"), FLOAT, SAME),
-    "log_ndtr": (_special("log_ndtr"), FLOAT, SAME),
-    "xlogy": (_special2("xlogy"), FLOAT, SAME),       # x * log(y), 0 where x == 0
-    "xlog1py": (_special2("xlog1py"), FLOAT, SAME),   # x * log1p(y), 0 where x == 0
-    "gamma": (_special2("gamma"), FLOAT, SAME),
-    "gammasgn": (_special2("gammasgn"), FLOAT, SAME),
-    "rgamma": (_special2("rgamma"), FLOAT, SAME),     # 1 / gamma(x), 0 at the poles
-    "beta": (_special2("beta"), FLOAT, SAME),
-    "betaln": (_special2("betaln"), FLOAT, SAME),
-    "gammainc": (_special2("gammainc"), FLOAT, SAME),     # (a, x): P(a, x)
-    "gammaincc": (_special2("gammaincc"), FLOAT, SAME),   # (a, x): Q(a, x)
-    "betainc": (_special2("betainc"), FLOAT, SAME),       # (a, b, x)
-    "gammaincinv": (_special2("gammaincinv"), FLOAT, SAME),     # (a, p): x, P(a, x) = p
-    "gammainccinv": (_special2("gammainccinv"), FLOAT, SAME),   # (a, q): x, Q(a, x) = q
-    "betaincinv": (_special2("betaincinv"), FLOAT, SAME),       # (a, b, y): I_x(a, b) = y
-    "betainccinv": (_special2("betainccinv"), FLOAT, SAME),     # 1 - I_x(a, b) = y
-    "ndtri_exp": (_special("ndtri_exp"), FLOAT, SAME),          # ndtri(exp(y))
-    "expn": (_special2("expn"), FLOAT, SAME),             # (n, x); n integer-valued
-    "exp1": (_special2("exp1"), FLOAT, SAME),
-    "expi": (_special2("expi"), FLOAT, SAME),
-    "i0": (_special2("i0"), FLOAT, SAME),
-    "i0e": (_special2("i0e"), FLOAT, SAME),
-    "i1": (_special2("i1"), FLOAT, SAME),
-    "i1e": (_special2("i1e"), FLOAT, SAME),
-    "iv": (_special2("iv"), FLOAT, SAME),                 # (v, x)
-    "ive": (_special2("ive"), FLOAT, SAME),               # (v, x)
-    "jv": (_special2("jv"), FLOAT, SAME),                 # (n, x); jn for integer n
-    "yn": (_special2("yn"), FLOAT, SAME),                 # (n, x); n integer-valued
-    "zeta": (_special2("zeta"), FLOAT, SAME),             # (x, q): Hurwitz zeta
-    "riemann_zeta": (_special2("zeta"), FLOAT, SAME),     # zeta(x), continued to x < 1
-    "poch": (_special2("poch"), FLOAT, SAME),             # (z, m)
-    "hyp1f1": (_special2("hyp1f1"), FLOAT, SAME),         # (a, b, x)
-    "spence": (_special2("spence"), FLOAT, SAME),
-}
-
-
-
 def _xlog_source(log):
     """``x * log(y)`` (or log1p), 0 where ``x == 0`` and ``y`` is not NaN, as SciPy."""
     def template(a, i, o):
@@ -128,14 +84,66 @@ LOWERINGS = {
 }
 
 PRIMS = {}
-for _name, (_impl, _accepts, _out) in TABLE.items():
-    # Not added to elementwise.PRIMS: that table is the core elementwise vocabulary.
-    _prim = Primitive(_name, _abstract_eval(_name, _accepts, _out), _impl)
-    PRIMS[_name] = _prim
-    if _name in LOWERINGS:
-        register("lower", _prim, LOWERINGS[_name])
-    globals()[_name] = _op(_prim)
-    globals()[_name + "_p"] = _prim
+
+
+def _declare(name, impl, accepts, out_rule):
+    """A row of the table: the primitive ``name`` (its SciPy impl, the dtypes it accepts,
+    its output dtype rule, its lowering if ``LOWERINGS`` has one) and its op function. Not
+    added to ``elementwise.PRIMS``: that table is the core elementwise vocabulary."""
+    prim = Primitive(name, _abstract_eval(name, accepts, out_rule), impl)
+    PRIMS[name] = prim
+    if name in LOWERINGS:
+        register("lower", prim, LOWERINGS[name])
+    return prim, _op(prim)
+
+
+# The table: per primitive its SciPy impl, accepted dtypes and output dtype rule.
+erfinv_p, erfinv = _declare("erfinv", _special("erfinv"), FLOAT, SAME)
+erfcx_p, erfcx = _declare("erfcx", _special("erfcx"), FLOAT, SAME)  # exp(x**2) * erfc(x)
+lgamma_p, lgamma = _declare("lgamma", _special("gammaln"), FLOAT, SAME)  # log|gamma(x)|
+digamma_p, digamma = _declare("digamma", _special("psi"), FLOAT, SAME)
+polygamma_p, polygamma = _declare("polygamma", _polygamma, FLOAT, SAME)  # (n, x); n integer-valued
+ndtri_p, ndtri = _declare("ndtri", _special("ndtri"), FLOAT, SAME)
+log_ndtr_p, log_ndtr = _declare("log_ndtr", _special("log_ndtr"), FLOAT, SAME)
+xlogy_p, xlogy = _declare("xlogy", _special2("xlogy"), FLOAT, SAME)  # x * log(y), 0 where x == 0
+# x * log1p(y), 0 where x == 0
+xlog1py_p, xlog1py = _declare("xlog1py", _special2("xlog1py"), FLOAT, SAME)
+gamma_p, gamma = _declare("gamma", _special2("gamma"), FLOAT, SAME)
+gammasgn_p, gammasgn = _declare("gammasgn", _special2("gammasgn"), FLOAT, SAME)
+# 1 / gamma(x), 0 at the poles
+rgamma_p, rgamma = _declare("rgamma", _special2("rgamma"), FLOAT, SAME)
+beta_p, beta = _declare("beta", _special2("beta"), FLOAT, SAME)
+betaln_p, betaln = _declare("betaln", _special2("betaln"), FLOAT, SAME)
+gammainc_p, gammainc = _declare("gammainc", _special2("gammainc"), FLOAT, SAME)  # (a, x): P(a, x)
+# (a, x): Q(a, x)
+gammaincc_p, gammaincc = _declare("gammaincc", _special2("gammaincc"), FLOAT, SAME)
+betainc_p, betainc = _declare("betainc", _special2("betainc"), FLOAT, SAME)  # (a, b, x)
+# (a, p): x, P(a, x) = p
+gammaincinv_p, gammaincinv = _declare("gammaincinv", _special2("gammaincinv"), FLOAT, SAME)
+# (a, q): x, Q(a, x) = q
+gammainccinv_p, gammainccinv = _declare("gammainccinv", _special2("gammainccinv"), FLOAT, SAME)
+# (a, b, y): I_x(a, b) = y
+betaincinv_p, betaincinv = _declare("betaincinv", _special2("betaincinv"), FLOAT, SAME)
+# 1 - I_x(a, b) = y
+betainccinv_p, betainccinv = _declare("betainccinv", _special2("betainccinv"), FLOAT, SAME)
+ndtri_exp_p, ndtri_exp = _declare("ndtri_exp", _special("ndtri_exp"), FLOAT, SAME)  # ndtri(exp(y))
+expn_p, expn = _declare("expn", _special2("expn"), FLOAT, SAME)  # (n, x); n integer-valued
+exp1_p, exp1 = _declare("exp1", _special2("exp1"), FLOAT, SAME)
+expi_p, expi = _declare("expi", _special2("expi"), FLOAT, SAME)
+i0_p, i0 = _declare("i0", _special2("i0"), FLOAT, SAME)
+i0e_p, i0e = _declare("i0e", _special2("i0e"), FLOAT, SAME)
+i1_p, i1 = _declare("i1", _special2("i1"), FLOAT, SAME)
+i1e_p, i1e = _declare("i1e", _special2("i1e"), FLOAT, SAME)
+iv_p, iv = _declare("iv", _special2("iv"), FLOAT, SAME)  # (v, x)
+ive_p, ive = _declare("ive", _special2("ive"), FLOAT, SAME)  # (v, x)
+jv_p, jv = _declare("jv", _special2("jv"), FLOAT, SAME)  # (n, x); jn for integer n
+yn_p, yn = _declare("yn", _special2("yn"), FLOAT, SAME)  # (n, x); n integer-valued
+zeta_p, zeta = _declare("zeta", _special2("zeta"), FLOAT, SAME)  # (x, q): Hurwitz zeta
+# zeta(x), continued to x < 1
+riemann_zeta_p, riemann_zeta = _declare("riemann_zeta", _special2("zeta"), FLOAT, SAME)
+poch_p, poch = _declare("poch", _special2("poch"), FLOAT, SAME)  # (z, m)
+hyp1f1_p, hyp1f1 = _declare("hyp1f1", _special2("hyp1f1"), FLOAT, SAME)  # (a, b, x)
+spence_p, spence = _declare("spence", _special2("spence"), FLOAT, SAME)
 
 
 def _no_order_derivative(g, ans, n, x):
@@ -147,18 +155,18 @@ UNARY_JVP = {
     # erfinv'(x) = sqrt(pi)/2 exp(erfinv(x)**2)
     "erfinv": lambda g, ans, x: ew.mul(g, ew.mul(ew.exp(ew.mul(ans, ans)), SQRT_PI_OVER_2)),
     "erfcx": lambda g, ans, x: ew.mul(g, ew.sub(ew.mul(ew.mul(x, ans), 2), TWO_OVER_SQRT_PI)),
-    "lgamma": lambda g, ans, x: ew.mul(g, digamma(x)),                   # noqa: F821
-    "digamma": lambda g, ans, x: ew.mul(g, polygamma(1, x)),             # noqa: F821
+    "lgamma": lambda g, ans, x: ew.mul(g, digamma(x)),
+    "digamma": lambda g, ans, x: ew.mul(g, polygamma(1, x)),
     # ndtri'(p) = 1 / pdf(ndtri(p))
     "ndtri": lambda g, ans, x: ew.mul(g, ew.mul(ew.exp(ew.mul(ew.mul(ans, ans), 0.5)),
                                                 SQRT_2PI)),
     # pdf(x) / cdf(x) = sqrt(2/pi) / erfcx(-x/sqrt 2): no cancellation in the far left tail
     "log_ndtr": lambda g, ans, x: ew.div(
-        ew.mul(g, SQRT_2_OVER_PI), erfcx(ew.mul(x, -math.sqrt(0.5)))),  # noqa: F821
+        ew.mul(g, SQRT_2_OVER_PI), erfcx(ew.mul(x, -math.sqrt(0.5)))),
 }
 BINARY_JVP = {
     "polygamma": (_no_order_derivative,
-                  lambda g, ans, n, x: ew.mul(g, polygamma(ew.add(n, 1), x))),  # noqa: F821
+                  lambda g, ans, n, x: ew.mul(g, polygamma(ew.add(n, 1), x))),
     "xlogy": (lambda g, ans, x, y: ew.mul(g, ew.log(y)),
               lambda g, ans, x, y: ew.mul(g, ew.div(x, y))),
     "xlog1py": (lambda g, ans, x, y: ew.mul(g, ew.log1p(y)),
@@ -241,7 +249,7 @@ def _erf_inv_impl(x):
 
 
 # XLA's erf_inv (``jax.lax.erf_inv``): the inverse of erf on (-1, 1) to a few ulps, which
-# random.normal and truncated_normal sample through (``erfinv`` in TABLE is SciPy's).
+# random.normal and truncated_normal sample through (``erfinv`` in the table is SciPy's).
 erf_inv_p = Primitive("erf_inv", _erf_inv_eval, _erf_inv_impl)
 PRIMS["erf_inv"] = erf_inv_p
 erf_inv = _op(erf_inv_p)
@@ -378,7 +386,7 @@ def _gamma_density(a, x, order):
     pos = ew.gt(x, 0)
     xs = ew.select(pos, x, 1.0)    # the "double where": log(0) never reaches a derivative
     log_x = ew.log(xs)
-    dens = ew.exp(ew.sub(ew.sub(xlogy(ew.sub(a, 1.0), xs), xs), lgamma(a)))   # noqa: F821
+    dens = ew.exp(ew.sub(ew.sub(xlogy(ew.sub(a, 1.0), xs), xs), lgamma(a)))
 
     def g(p, q):
         return ew.sub(log_x, digamma(a)) if p == 1 else ew.neg(polygamma(p - 1, a))  # noqa
@@ -408,19 +416,19 @@ def _beta_density(a, b, x, i, j):
     inside = ew.and_(ew.gt(x, 0), ew.lt(x, 1))
     xs = ew.select(inside, x, 0.5)
     log_x, log_1mx = ew.log(xs), ew.log1p(ew.neg(xs))
-    dens = ew.exp(ew.sub(ew.add(xlogy(ew.sub(a, 1.0), xs),              # noqa: F821
-                                xlog1py(ew.sub(b, 1.0), ew.neg(xs))),   # noqa: F821
-                         betaln(a, b)))                                 # noqa: F821
+    dens = ew.exp(ew.sub(ew.add(xlogy(ew.sub(a, 1.0), xs),
+                                xlog1py(ew.sub(b, 1.0), ew.neg(xs))),
+                         betaln(a, b)))
     ab = ew.add(a, b)
 
     def g(p, q):
         if p + q == 1:
             own, lg = (a, log_x) if p else (b, log_1mx)
-            return ew.add(ew.sub(lg, digamma(own)), digamma(ab))          # noqa: F821
-        shared = polygamma(p + q - 1, ab)                                  # noqa: F821
+            return ew.add(ew.sub(lg, digamma(own)), digamma(ab))
+        shared = polygamma(p + q - 1, ab)
         if p and q:
             return shared
-        return ew.sub(shared, polygamma(p + q - 1, a if p else b))         # noqa: F821
+        return ew.sub(shared, polygamma(p + q - 1, a if p else b))
 
     if i or j:
         dens = ew.mul(dens, exp_partial(g, i, j))
@@ -433,7 +441,7 @@ def _beta_density_at_ends(a, b, x, order):
     power 1, inf below, ``1 / B(a, b)`` at 1 (its parameter derivatives left NaN)."""
     power = ew.select(ew.le(x, 0), a, b)
     edge = ew.or_(ew.eq(x, 0), ew.eq(x, 1))
-    at_one = (ew.exp(ew.neg(betaln(a, b))) if order == 0                 # noqa: F821
+    at_one = (ew.exp(ew.neg(betaln(a, b))) if order == 0
               else _full_like(x, np.nan))
     limit = ew.select(ew.gt(power, 1.0), _full_like(x, 0.0),
                       ew.select(ew.lt(power, 1.0), _full_like(x, np.inf), at_one))
@@ -449,9 +457,9 @@ def _rgamma_partial(g, ans, x):
     infinite, its limit ``(-1)^n n!``, written ``cos(pi x) gamma(1 - x)``."""
     pole = _pole(x)
     xs = ew.select(pole, 0.5, x)
-    regular = ew.neg(ew.mul(rgamma(xs), digamma(xs)))                     # noqa: F821
+    regular = ew.neg(ew.mul(rgamma(xs), digamma(xs)))
     at_pole = ew.mul(ew.cos(ew.mul(x, math.pi)),
-                     gamma(ew.sub(1.0, ew.select(pole, x, 0.5))))                # noqa: F821
+                     gamma(ew.sub(1.0, ew.select(pole, x, 0.5))))
     return ew.mul(g, ew.select(pole, at_pole, regular))
 
 
@@ -463,7 +471,7 @@ def _no_derivative(name):
 
 def _gamma_ratio(ans, up, down):
     """``ans * (psi(up) - psi(down))``: the derivative of a ratio of gamma functions."""
-    return ew.mul(ans, ew.sub(digamma(up), digamma(down)))                # noqa: F821
+    return ew.mul(ans, ew.sub(digamma(up), digamma(down)))
 
 
 def _nonzero(x, value):
@@ -474,7 +482,7 @@ def _nonzero(x, value):
 
 def _i1_partial(g, ans, x):
     nz, xs = _nonzero(x, 1.0)            # i1'(0) = i0(0) - 1/2 = 1/2
-    return ew.mul(g, ew.select(nz, ew.sub(i0(x), ew.div(i1(xs), xs)), 0.5))  # noqa: F821
+    return ew.mul(g, ew.select(nz, ew.sub(i0(x), ew.div(i1(xs), xs)), 0.5))
 
 
 def _i1e_partial(g, ans, x):
@@ -502,23 +510,23 @@ def _expn_partial(g, ans, n, x):
     """``E_n' = -E_(n-1)``; for ``n = 0`` (``E_0 = e^-x / x``, SciPy has no ``E_-1``)
     ``-e^-x (x + 1) / x**2``."""
     zero = ew.eq(n, 0)
-    lower = ew.neg(expn(ew.select(zero, 1.0, ew.sub(n, 1.0)), x))         # noqa: F821
+    lower = ew.neg(expn(ew.select(zero, 1.0, ew.sub(n, 1.0)), x))
     at_zero = ew.neg(ew.div(ew.mul(ew.exp(ew.neg(x)), ew.add(x, 1.0)), ew.mul(x, x)))
     return ew.mul(g, ew.select(zero, at_zero, lower))
 
 
 def _ive_partial(g, ans, v, x):
-    d = _bessel_recurrence(ive, 1)(g, ans, v, x)                          # noqa: F821
+    d = _bessel_recurrence(ive, 1)(g, ans, v, x)
     return ew.sub(d, ew.mul(g, ew.mul(ew.sign(x), ans)))
 
 
 UNARY_JVP.update({
-    "gamma": lambda g, ans, x: ew.mul(g, ew.mul(ans, digamma(x))),      # noqa: F821
+    "gamma": lambda g, ans, x: ew.mul(g, ew.mul(ans, digamma(x))),
     "gammasgn": None,
     "rgamma": _rgamma_partial,
     "exp1": lambda g, ans, x: ew.mul(g, ew.neg(ew.div(ew.exp(ew.neg(x)), x))),
     "expi": lambda g, ans, x: ew.mul(g, ew.div(ew.exp(x), x)),
-    "i0": lambda g, ans, x: ew.mul(g, i1(x)),                           # noqa: F821
+    "i0": lambda g, ans, x: ew.mul(g, i1(x)),
     "i0e": lambda g, ans, x: ew.mul(g, ew.sub(i1e(x), ew.mul(ew.sign(x), ans))),  # noqa
     "i1": _i1_partial,
     "i1e": _i1e_partial,
@@ -536,15 +544,15 @@ BINARY_JVP.update({
                   lambda g, ans, a, x: ew.neg(ew.mul(g, _gamma_density(a, x, 0)))),
     "expn": (_no_derivative("expn"), _expn_partial),
     "iv": (lambda g, ans, v, x: ew.mul(g, iv_dv(v, x)),
-           _bessel_recurrence(iv, 1)),                                     # noqa: F821
+           _bessel_recurrence(iv, 1)),
     "ive": (lambda g, ans, v, x: ew.mul(g, iv_dv(v, x, 1, True)), _ive_partial),
-    "jv": (_no_derivative("jv"), _bessel_recurrence(jv, -1)),             # noqa: F821
-    "yn": (_no_derivative("yn"), _bessel_recurrence(yn, -1)),             # noqa: F821
+    "jv": (_no_derivative("jv"), _bessel_recurrence(jv, -1)),
+    "yn": (_no_derivative("yn"), _bessel_recurrence(yn, -1)),
     # d/dq zeta(x, q) = -x zeta(x + 1, q)
     "zeta": (lambda g, ans, x, q: ew.mul(g, zeta_ds(x, q)),
              lambda g, ans, x, q: ew.neg(ew.mul(g, ew.mul(x, zeta(ew.add(x, 1.0), q))))),  # noqa
     "poch": (lambda g, ans, z, m: ew.mul(g, _gamma_ratio(ans, ew.add(z, m), z)),
-             lambda g, ans, z, m: ew.mul(g, ew.mul(ans, digamma(ew.add(z, m))))),  # noqa: F821
+             lambda g, ans, z, m: ew.mul(g, ew.mul(ans, digamma(ew.add(z, m))))),
 })
 
 
@@ -574,7 +582,7 @@ BINARY_JVP.update({
 })
 # ndtri_exp' = 1 / log_ndtr'(x) = erfcx(-x/sqrt 2) sqrt(pi/2): no exp(y) / pdf(x) overflow
 UNARY_JVP["ndtri_exp"] = lambda g, ans, y: ew.mul(
-    g, ew.mul(erfcx(ew.mul(ans, -math.sqrt(0.5))), math.sqrt(math.pi / 2)))  # noqa: F821
+    g, ew.mul(erfcx(ew.mul(ans, -math.sqrt(0.5))), math.sqrt(math.pi / 2)))
 TERNARY_JVP = {
     "betaincinv": _inverse(*_betainc_partials),
     "betainccinv": _inverse(*_betainc_partials, sign=-1),
@@ -584,7 +592,7 @@ TERNARY_JVP = {
     # d/dx M(a, b, x) = a/b M(a + 1, b + 1, x)
     "hyp1f1": (lambda g, ans, a, b, x: ew.mul(g, hyp1f1_dab(a, b, x, 1, 0)),
                lambda g, ans, a, b, x: ew.mul(g, hyp1f1_dab(a, b, x, 0, 1)),
-               lambda g, ans, a, b, x: ew.mul(g, ew.mul(ew.div(a, b), hyp1f1(  # noqa: F821
+               lambda g, ans, a, b, x: ew.mul(g, ew.mul(ew.div(a, b), hyp1f1(
                    ew.add(a, 1.0), ew.add(b, 1.0), x)))),
 }
 defzero(PRIMS["gammasgn"])   # piecewise constant
@@ -609,7 +617,7 @@ def _iv_dv_x(g, ans, v, x, *, n, scaled):
     (DLMF 10.29.2), so only orders above ``v`` appear; ``ive``'s also ``- sign(x) D_n``."""
     def d(order, at):
         if order == 0:
-            return (ive if scaled else iv)(at, x)                         # noqa: F821
+            return (ive if scaled else iv)(at, x)
         return iv_dv(at, x, order, scaled)
     out = ew.add(d(n, ew.add(v, 1.0)), ew.div(ew.mul(v, ans), x))
     out = ew.add(out, ew.div(ew.mul(d(n - 1, v), float(n)), x))
@@ -621,7 +629,7 @@ def _iv_dv_x(g, ans, v, x, *, n, scaled):
 def _zeta_ds_q(g, ans, s, q, *, n):
     """d/dq of ``d^n/ds^n zeta(s, q)``: the n-th s-derivative of ``-s zeta(s + 1, q)``."""
     up = ew.add(s, 1.0)
-    lower = zeta(up, q) if n == 1 else zeta_ds(up, q, n - 1)              # noqa: F821
+    lower = zeta(up, q) if n == 1 else zeta_ds(up, q, n - 1)
     out = ew.add(ew.mul(s, zeta_ds(up, q, n)), ew.mul(lower, float(n)))
     return ew.neg(ew.mul(g, out))
 
@@ -634,7 +642,7 @@ def _hyp1f1_dab_x(g, ans, a, b, x, *, i, j):
     out = None
     for p in range(min(i, 1) + 1):
         for m in range(j + 1):
-            rest = (hyp1f1(a1, b1, x) if (i - p, j - m) == (0, 0)               # noqa: F821
+            rest = (hyp1f1(a1, b1, x) if (i - p, j - m) == (0, 0)
                     else hyp1f1_dab(a1, b1, x, i - p, j - m))
             coef = math.comb(i, p) * math.comb(j, m) * (-1) ** m * math.factorial(m)
             t = ew.mul(ew.div(rest, ew.pow(b, float(m + 1)) if m else b), float(coef))

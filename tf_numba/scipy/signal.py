@@ -59,7 +59,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
 
 def _two_d(name, in1, in2, boundary, fillvalue):
     if boundary != "fill" or fillvalue != 0:
-        raise UnsupportedError(f"only boundary='fill' with fillvalue=0 is supported",
+        raise UnsupportedError("only boundary='fill' with fillvalue=0 is supported",
                                op=name)
     if P.ndim_of(in1) != 2 or P.ndim_of(in2) != 2:
         raise ShapeError(f"inputs must be 2-D, got {P.shape_of(in1)} and "

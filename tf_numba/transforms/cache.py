@@ -59,8 +59,8 @@ def _param_key(value, held):
 def structure_key(program, held):
     """A hashable key equal for programs that differ only in their variables' identities
     (and in the data of arrays that are top-level inputs). Source lines are part of it:
-    a cached program's errors name the lines of the code that traced to it. Objects keyed by identity are
-    appended to ``held``; keep them alive as long as the key is used."""
+    a cached program's errors name the lines of the code that traced to it. Objects keyed
+    by identity are appended to ``held``; keep them alive as long as the key is used."""
     numbering = {}
     for v in program.invars:
         numbering[v] = len(numbering)

@@ -183,8 +183,8 @@ class Distribution:
         how = self.provided(method)
         if how is None:
             raise UnsupportedError(
-                f"no formula here (SciPy computes it numerically); compute "
-                f"it with scipy.stats on concrete arrays", op=qualname)
+                "no formula here (SciPy computes it numerically); compute "
+                "it with scipy.stats on concrete arrays", op=qualname)
         if how == "derived":
             if method == "isf":
                 return self._method("ppf", qualname, [1 - P.asarray(values[0])] + values[1:])
