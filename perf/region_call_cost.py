@@ -367,7 +367,8 @@ def part_calls(repeats, chain_layers):
         arrays = [np.zeros(4) for _ in range(n)]
         tools[f"python -> njit, {n} array args"] = (
             lambda kernel=kernel, arrays=arrays: kernel(*arrays))
-        python_fn = (lambda *a: None)
+        def python_fn(*a):
+            return None
         tools[f"python -> python function, {n} args"] = (
             lambda python_fn=python_fn, arrays=arrays: python_fn(*arrays))
     out["per call from python"] = interleaved(tools, 2000, rounds)
@@ -516,7 +517,7 @@ def chain(layers, repeats):
             for kind in CHAIN_KINDS}
     result["generic table driver over (ptrs, dims) cfunc regions"] = dict(compile=split.cpu)
     ptr_rows, dim_rows = [], []
-    for k, kind in enumerate(chain_order(layers)):
+    for k, _ in enumerate(chain_order(layers)):
         operands = (views[k], weight, bias, views[k + 1])
         ptr_rows.append([a.ctypes.data for a in operands])
         dim_rows.append([d for a in operands for d in (a.shape + (0,))[:2]])

@@ -9,9 +9,11 @@ shapes), with JAX's signatures and semantics.
 | ``reductions`` | reduce with any computation, the named reductions, cumulative ops, sort, top_k |
 | ``products`` | dot_general, dot, batch_matmul, ragged and scaled products |
 | ``windows`` | convolutions, reduce_window and their shape helpers |
-| ``control`` | cond, switch, while_loop, fori_loop, scan, map, associative_scan, checkpoint, custom_linear_solve, custom_root |
+| ``control`` | cond, switch, while_loop, fori_loop, scan, map, associative_scan, checkpoint, |
+| | custom_linear_solve, custom_root |
 | ``fft`` | fft by FftType |
-| ``compiler_hints`` | optimization_barrier, with_sharding_constraint, composite, platform_dependent, tokens: identities here |
+| ``compiler_hints`` | optimization_barrier, with_sharding_constraint, composite, |
+| | platform_dependent, tokens: identities here |
 | ``linalg`` | ``tf.lax.linalg``: JAX's ``jax.lax.linalg`` |
 
 >>> from tf_numba import lax

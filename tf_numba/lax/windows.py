@@ -38,7 +38,7 @@ from ..core.shapes import Sym
 from ..errors import DTypeError, ShapeError, TfNumbaError
 from ..ops import contraction
 from ..ops import elementwise as ew
-from ..ops import layout, reductions, windows
+from ..ops import layout, windows
 from ..ops.layout import located
 from . import reductions as lax_reductions
 
