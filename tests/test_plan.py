@@ -26,6 +26,11 @@ CASES = {
         (x - tnp.max(x, 1, keepdims=True)) * tnp.cos(x) + b, axis=1))), (X, B)),
     "an_effect": (lambda x, b: (tf.debug.print("x {}", x), tnp.tanh(x + b))[1], (X, B)),
     "broadcast_both_sides": (lambda x, b: tnp.outer(b, b) + b[:, None], (X, B)),
+    # a where whose mask and false branch are both broadcasts of rows, the mask false
+    # throughout (advi.py's NaN parameters): the result is the full batch, not one row
+    "false_mask_and_branch_broadcast": (lambda x, b: tnp.where(
+        tnp.broadcast_to(b > 10.0, x.shape), tnp.sin(x), tnp.broadcast_to(b * 2, x.shape)),
+        (X, B)),
 }
 
 

@@ -23,7 +23,12 @@ def test_public_module_has_all_and_shows_only_it(module):
     assert len(set(names)) == len(names), "__all__ lists a name twice"
     assert [n for n in names if not hasattr(module, n)] == []
     assert [n for n in dir(module) if not n.startswith("_") and n not in names] == []
-    assert not set(HELPERS) & set(names) & set(dir(module))
+    # a helper's name in __all__ is one of JAX's names (tf.numpy, tf.dtypes, tf.P) only
+    # when it holds a public object, not the helper module imported under that name
+    public = _reference.public_modules()
+    assert [n for n in set(HELPERS) & set(names) & set(dir(module))
+            if isinstance(getattr(module, n), types.ModuleType)
+            and getattr(module, n) not in public] == []
 
 
 def test_reference_covers_the_issue_modules_and_tnp_namespaces():

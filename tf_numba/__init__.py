@@ -16,34 +16,75 @@ try:
     from ._heap import keep_freed_heap as _keep_freed_heap
     _keep_freed_heap()
     from . import ops  # noqa: F401  (registers every primitive)
-    from .api import (ShapeDtype, block_until_ready, eval_shape, grad, hessian, jacfwd,
-                      jacobian, jacrev, jvp, linearize, make_program, stop_gradient, symbolic,
-                      value_and_grad, vjp, vmap)
+    from .api import (ShapeDtype, ShapeDtypeStruct, block_until_ready, eval_shape, grad,
+                      hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
+                      make_jaxpr, make_program, named_call, named_scope, stop_gradient,
+                      symbolic, typeof, value_and_grad, vjp, vmap)
+    from .core.dtypes import float0
+    from .core.trace import compile_time_eval as ensure_compile_time_eval
     from .tree_util import register_pytree_node
-    from .custom_derivatives import custom_jvp, custom_vjp
+    from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp
     from .errors import TfNumbaError
     from .numpy import einsum
-    from .jit import jit
+    from .jit import clear_caches, jit
     from .lowering.kernel_cache import cache_info
     from . import runtime  # noqa: E402
+    from . import numpy  # noqa: E402
     from . import nn  # noqa: E402,F401
     from . import lax  # noqa: E402
     from .lax import checkpoint  # noqa: E402
+    from .lax import checkpoint as remat  # noqa: E402
     from . import tree, tree_util  # noqa: E402
     from . import optimizers, random  # noqa: E402
     from . import debug  # noqa: E402
     from . import config  # noqa: E402
+    from .config import (check_tracer_leaks, checking_leaks, default_device,  # noqa: E402
+                         default_matmul_precision, disable_jit, enable_x64, log_compiles,
+                         transfer_guard, transfer_guard_device_to_device,
+                         transfer_guard_device_to_host, transfer_guard_host_to_device)
+    from . import custom_derivatives, dtypes, sharding, test_util, typing  # noqa: E402
+    from .callback import pure_callback  # noqa: E402
+    from .device import (Device, copy_to_host_async, default_backend,  # noqa: E402
+                         device_count, device_get, device_put, devices, effects_barrier,
+                         host_count, host_id, host_ids, local_device_count, local_devices,
+                         make_array_from_callback, make_array_from_process_local_data,
+                         make_array_from_single_device_arrays, process_count, process_index,
+                         process_indices)
+    from .sharding import (NamedSharding, make_mesh, pmap, reshard, set_mesh,  # noqa: E402
+                           shard_map, smap)
+    from .sharding import PartitionSpec as P  # noqa: E402
+    from .typing import Array  # noqa: E402
 finally:
     if _freeze:
         _gc.freeze()
         if _gc_was_enabled:
             _gc.enable()
 
-__all__ = ["ShapeDtype", "TfNumbaError", "block_until_ready", "eval_shape", "jacobian",
-           "cache_info", "checkpoint", "config", "custom_jvp", "custom_vjp", "debug", "einsum",
-           "errors", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
-           "make_program", "nn", "optimizers", "random", "register_pytree_node", "runtime",
-           "stop_gradient", "symbolic", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
+__all__ = [
+    # transforms
+    "checkpoint", "closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "eval_shape",
+    "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "linear_transpose",
+    "linearize", "make_jaxpr", "make_program", "named_call", "named_scope", "pure_callback",
+    "remat", "stop_gradient", "value_and_grad", "vjp", "vmap",
+    # values and their types
+    "Array", "ShapeDtype", "ShapeDtypeStruct", "block_until_ready", "einsum", "float0",
+    "register_pytree_node", "symbolic", "typeof",
+    # the one device, shardings over it, and SPMD programs on it
+    "Device", "NamedSharding", "P", "copy_to_host_async", "default_backend", "device_count",
+    "device_get", "device_put", "devices", "effects_barrier", "host_count", "host_id",
+    "host_ids", "local_device_count", "local_devices", "make_array_from_callback",
+    "make_array_from_process_local_data", "make_array_from_single_device_arrays",
+    "make_mesh", "pmap", "process_count", "process_index", "process_indices", "reshard",
+    "set_mesh", "shard_map", "smap",
+    # switches and caches
+    "cache_info", "check_tracer_leaks", "checking_leaks", "clear_caches", "default_device",
+    "default_matmul_precision", "disable_jit", "enable_x64", "ensure_compile_time_eval",
+    "log_compiles", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device",
+    # errors and modules
+    "TfNumbaError", "config", "custom_derivatives", "debug", "dtypes", "errors", "lax", "nn",
+    "numpy", "optimizers", "random", "runtime", "sharding", "test_util", "tree", "tree_util",
+    "typing"]
 
 from .core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir(tf) shows __all__, not the implementation modules

@@ -15,7 +15,7 @@ from .core.interpreter import eval_program
 from .core.ir import ShapedArray, aval_of_value
 from .core.shapes import Sym
 from .core.trace import ProgramBuilder, Tracer, user_source
-from .errors import ArgumentError, DTypeError, ShapeError
+from .errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
 from .tracebacks import api_boundary
 from .transforms import ad
 from .transforms.cache import TRANSFORMS
@@ -26,15 +26,38 @@ class ShapeDtype:
     """An argument stand-in for ``make_program``: ``ShapeDtype((3, 4), np.float32)``.
 
     Dims given as strings are symbolic (see ``symbolic``); ``name`` names the program input.
+    It is JAX's ``ShapeDtypeStruct`` too: ``sharding`` (checked against the shape) and
+    ``weak_type`` are taken as JAX's and kept; two with one shape and dtype are equal.
     """
 
-    def __init__(self, shape, dtype=np.float64, name=None):
+    def __init__(self, shape, dtype=np.float64, name=None, *, sharding=None, weak_type=False):
         dims = tuple(Sym(d) if isinstance(d, str) else d for d in shape)
         self.aval = ShapedArray(dims, dtypes.canonical(dtype))
         self.shape, self.dtype, self.name = self.aval.shape, self.aval.dtype, name
+        if sharding is not None and self.aval.concrete:
+            sharding.check(self.shape, "ShapeDtypeStruct")
+        self.sharding, self.weak_type = sharding, weak_type
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=int))
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtype) and (self.aval, self.name) == \
+            (other.aval, other.name)
+
+    def __hash__(self):
+        return hash((self.aval, self.name))
 
     def __repr__(self):
         return f"ShapeDtype({self.aval}{', name=' + repr(self.name) if self.name else ''})"
+
+
+ShapeDtypeStruct = ShapeDtype
 
 
 def symbolic(shape, dtype=np.float64, name=None):
@@ -136,15 +159,47 @@ def make_program(fn, static_argnums=()):
     @api_boundary
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        bound = _bind_static(fn, args, static_argnums)
-        dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
-        traced = TracedFunction(bound, tuple(dynamic), kwargs)
-        leaves = traced.leaves + traced.captured
-        names = [getattr(x, "name", None) if isinstance(x, ShapeDtype) else None
-                 for x in leaves]
-        defaults = [None if isinstance(x, (ShapeDtype, Tracer)) else x for x in leaves]
-        return traced.program.replace(input_names=names, input_defaults=defaults)
+        return _program_and_tree(fn, static_argnums, args, kwargs)[0]
     return wrapper
+
+
+def _program_and_tree(fn, static_argnums, args, kwargs):
+    """The Program ``fn(*args, **kwargs)`` traces to (inputs named, defaults bound) and its
+    output's tree."""
+    bound = _bind_static(fn, args, static_argnums)
+    dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
+    traced = TracedFunction(bound, tuple(dynamic), kwargs)
+    leaves = traced.leaves + traced.captured
+    names = [getattr(x, "name", None) if isinstance(x, ShapeDtype) else None
+             for x in leaves]
+    defaults = [None if isinstance(x, (ShapeDtype, Tracer)) else x for x in leaves]
+    program = traced.program.replace(input_names=names, input_defaults=defaults)
+    return program, traced.out_tree
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
+               abstracted_axes=None):
+    """``make_jaxpr(f)(*args)``: the Program ``f`` traces to, as ``jax.make_jaxpr`` (JAX's
+    jaxpr is tf_numba's Program; print it to read it). With ``return_shape=True`` it
+    returns ``(program, shapes)``, the output's ``ShapeDtypeStruct`` pytree.
+
+    >>> print(make_jaxpr(lambda x: tnp.sin(x) * 2)(1.0))
+    """
+    if axis_env is not None or abstracted_axes is not None:
+        raise UnsupportedError("axis_env and abstracted_axes name multi-device axes and "
+                               "dynamic shapes; tf_numba has neither (use tf.symbolic for "
+                               "shapes that hold for every length)", op="make_jaxpr")
+    static_argnums = _normalize_argnums(static_argnums, None)
+
+    @api_boundary
+    @functools.wraps(fun)
+    def jaxpr_fn(*args, **kwargs):
+        program, out_tree = _program_and_tree(fun, static_argnums, args, kwargs)
+        if not return_shape:
+            return program
+        return program, pytree.unflatten(out_tree, [ShapeDtype(a.shape, a.dtype)
+                                                    for a in program.out_avals])
+    return jaxpr_fn
 
 
 def _bind_static(fn, args, static_argnums):
@@ -184,19 +239,28 @@ def _flat_args(args):
     return (leaves, tree), out
 
 
-def _check_differentiable(flat_args, argnums, fname):
-    """Leaf indices to differentiate; DTypeError naming the argument if one is not float."""
+def _check_differentiable(flat_args, argnums, fname, holomorphic=False, allow_int=False):
+    """Leaf indices to differentiate; DTypeError naming the argument if one is not float
+    (complex with ``holomorphic``). With ``allow_int`` integer leaves are left out (their
+    gradient is float0 zeros, as JAX's)."""
     wrt = []
     for a in argnums:
         leaves, _, indices = flat_args[a]
         for i, leaf in zip(indices, leaves):
             aval = _aval(_as_array(leaf))
+            if holomorphic and not dtypes.is_complex(aval.dtype):
+                raise DTypeError(
+                    f"with holomorphic=True needs complex inputs, but argument {a} has a "
+                    f"leaf of dtype {aval.dtype.name}; pass it as complex (x.astype(complex))",
+                    op=fname, source=user_source())
             if not dtypes.is_inexact(aval.dtype):
+                if allow_int:
+                    continue
                 raise DTypeError(
                     f"needs float or complex inputs to differentiate, but argument "
                     f"{a} has a leaf of dtype {aval.dtype.name} and shape {aval.shape}. "
-                    "Pass it as float (x.astype(float)) or leave it out of argnums.",
-                    op=fname, source=user_source())
+                    "Pass it as float (x.astype(float)), leave it out of argnums, or pass "
+                    "allow_int=True for a float0 gradient.", op=fname, source=user_source())
             if i not in wrt:
                 wrt.append(i)
     return wrt
@@ -212,19 +276,29 @@ def _split_aux(out, has_aux, fname):
     return out[0], out[1]
 
 
-def _check_scalar_output(out):
+def _check_scalar_output(out, holomorphic=False):
     aval = _aval(out) if isinstance(out, (Tracer, np.ndarray, np.generic, numbers.Number)) \
         else None
+    if holomorphic:
+        if aval is None or aval.shape != () or not dtypes.is_complex(aval.dtype):
+            got = f"{aval.dtype.name}{list(aval.shape)}" if aval is not None \
+                else type(out).__name__
+            raise ShapeError(f"with holomorphic=True needs the function to return a complex "
+                             f"scalar, got {got}", op="grad", source=user_source())
+        return
     if aval is None or aval.shape != () or not dtypes.is_inexact(aval.dtype) \
             or dtypes.is_complex(aval.dtype):
         got = f"{aval.dtype.name}{list(aval.shape)}" if aval is not None else type(out).__name__
+        hint = (" For a holomorphic function pass holomorphic=True; otherwise use vjp."
+                if aval is not None and dtypes.is_complex(aval.dtype) else "")
         raise ShapeError(
             f"needs the function to return a real float scalar, got {got}. "
-            "Reduce it (e.g. tnp.sum) or use vjp/jacrev for non-scalar outputs.",
+            "Reduce it (e.g. tnp.sum) or use vjp/jacrev for non-scalar outputs." + hint,
             op="grad", source=user_source())
 
 
-def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
+def _gradient(fn, argnums, has_aux, keep_value, args, kwargs, holomorphic=False,
+              allow_int=False):
     """Shared body of grad and value_and_grad: (value, aux, grads) for one call."""
     nums = _normalize_argnums(argnums, len(args))
     aux_tree = []
@@ -232,16 +306,16 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     def scalar_fn(*a, **k):
         if not has_aux:
             out = fn(*a, **k)
-            _check_scalar_output(out)
+            _check_scalar_output(out, holomorphic)
             return [out]
         out, aux = _split_aux(fn(*a, **k), has_aux, "grad")
-        _check_scalar_output(out)
+        _check_scalar_output(out, holomorphic)
         aux_leaves, aux_def = pytree.flatten(aux)
         aux_tree.append(aux_def)
         return [out] + aux_leaves
 
     flat, flat_args = _flat_args(args)
-    wrt = _check_differentiable(flat_args, nums, "grad")
+    wrt = _check_differentiable(flat_args, nums, "grad", holomorphic, allow_int)
     traced = TracedFunction(scalar_fn, args, kwargs, known=wrt, flat=flat)
     mask = traced.mask(range(len(traced.inputs)))
     program = TRANSFORMS.get_or_build(
@@ -250,6 +324,10 @@ def _gradient(fn, argnums, has_aux, keep_value, args, kwargs):
     flat = _eager_results(traced.call(program))
     n_out = len(traced.program.outvars) if keep_value else 0
     by_leaf = dict(zip(sorted(wrt), flat[n_out:]))
+    if allow_int:
+        for a in nums:
+            for i, leaf in zip(flat_args[a][2], flat_args[a][0]):
+                by_leaf.setdefault(i, np.zeros(np.shape(leaf), dtypes.float0))
     grads = _unflatten_grads(flat_args, argnums, nums, by_leaf)
     if not keep_value:
         return None, None, grads
@@ -267,33 +345,50 @@ def _unflatten_grads(flat_args, argnums, nums, by_leaf):
     return per_arg[0] if single else tuple(per_arg)
 
 
-def value_and_grad(fn, argnums=0, has_aux=False):
+def value_and_grad(fn, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
     """``f`` and its gradient: ``value_and_grad(f)(x) -> (f(x), df/dx)``, as in JAX.
 
     With ``has_aux=True`` the function returns ``(value, aux)`` and the result is
-    ``((value, aux), grad)``.
+    ``((value, aux), grad)``; ``holomorphic`` and ``allow_int`` as in ``grad``.
     """
+    _no_reduce_axes(reduce_axes, "value_and_grad")
+
     @api_boundary
     @functools.wraps(fn)
     def value_and_grad_fn(*args, **kwargs):
-        value, aux, grads = _gradient(fn, argnums, has_aux, True, args, kwargs)
+        value, aux, grads = _gradient(fn, argnums, has_aux, True, args, kwargs, holomorphic,
+                                      allow_int)
         return ((value, aux) if has_aux else value), grads
     return value_and_grad_fn
 
 
-def grad(fn, argnums=0, has_aux=False):
+def grad(fn, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a real scalar function, as in ``jax.grad``.
+
+    ``holomorphic=True``: ``f`` maps complex inputs to a complex scalar and the result is
+    its complex derivative (``grad(lambda z: z**2, holomorphic=True)(z) == 2*z``).
+    ``allow_int=True``: integer arguments get a ``float0`` zero gradient instead of an error.
 
     >>> grad(lambda x: tnp.sum(tnp.sin(x)))(np.ones(3))   # cos(1) three times
     """
+    _no_reduce_axes(reduce_axes, "grad")
+
     @api_boundary
     @functools.wraps(fn)
     def grad_fn(*args, **kwargs):
         if has_aux:
-            _, aux, grads = _gradient(fn, argnums, True, True, args, kwargs)
+            _, aux, grads = _gradient(fn, argnums, True, True, args, kwargs, holomorphic,
+                                      allow_int)
             return grads, aux
-        return _gradient(fn, argnums, False, False, args, kwargs)[2]
+        return _gradient(fn, argnums, False, False, args, kwargs, holomorphic, allow_int)[2]
     return grad_fn
+
+
+def _no_reduce_axes(reduce_axes, op):
+    if tuple(reduce_axes):
+        raise UnsupportedError(f"reduce_axes={reduce_axes!r} names multi-device axes; "
+                               "tf_numba computes on one device", op=op)
 
 
 def _inexact_leaves(leaves):
@@ -559,7 +654,7 @@ def _split_axis(x, sizes, axis, leading_shape, shapes):
     return pieces
 
 
-def _jacobian(fn, argnums, forward, has_aux=False):
+def _jacobian(fn, argnums, forward, has_aux=False, holomorphic=False):
     fname = "jacfwd" if forward else "jacrev"
 
     @api_boundary
@@ -577,6 +672,9 @@ def _jacobian(fn, argnums, forward, has_aux=False):
         in_leaves, in_tree = pytree.flatten(diff_args)
         in_avals = [_aval(_as_array(x)) for x in in_leaves]
         for i, aval in enumerate(in_avals):
+            if holomorphic and not dtypes.is_complex(aval.dtype):
+                raise DTypeError(f"with holomorphic=True needs complex inputs; input leaf {i} "
+                                 f"is {aval}", op=fname, source=user_source())
             if not dtypes.is_inexact(aval.dtype):
                 raise DTypeError(f"needs float inputs; input leaf {i} is {aval}",
                                  op="jacfwd" if forward else "jacrev", source=user_source())
@@ -622,23 +720,28 @@ def _jacobian(fn, argnums, forward, has_aux=False):
     return jacobian_fn
 
 
-def jacfwd(fn, argnums=0, has_aux=False):
+def jacfwd(fn, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian by forward mode (a JVP vmapped over the input basis): shape
     out.shape + in.shape. With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the
-    result is ``(jacobian, aux)``, as in JAX."""
-    return _jacobian(fn, argnums, forward=True, has_aux=has_aux)
+    result is ``(jacobian, aux)``, as in JAX. ``holomorphic=True`` checks that the inputs
+    are complex (the Jacobian of a complex function is its complex derivative either way)."""
+    return _jacobian(fn, argnums, forward=True, has_aux=has_aux, holomorphic=holomorphic)
 
 
-def jacrev(fn, argnums=0, has_aux=False):
+def jacrev(fn, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian by reverse mode (one VJP, vmapped over the output basis): shape
-    out.shape + in.shape. ``has_aux`` as in ``jacfwd``."""
-    return _jacobian(fn, argnums, forward=False, has_aux=has_aux)
+    out.shape + in.shape. ``has_aux`` and ``holomorphic`` as in ``jacfwd``."""
+    if allow_int:
+        raise UnsupportedError("allow_int=True: the Jacobian in an integer input is a "
+                               "float0 zero; leave that input out of argnums", op="jacrev")
+    return _jacobian(fn, argnums, forward=False, has_aux=has_aux, holomorphic=holomorphic)
 
 
-def hessian(fn, argnums=0, has_aux=False):
+def hessian(fn, argnums=0, has_aux=False, holomorphic=False):
     """``jacfwd(jacrev(f))``: the matrix of second derivatives of a scalar function
     (``has_aux``: ``f`` returns ``(output, aux)``, the result is ``(hessian, aux)``)."""
-    return jacfwd(jacrev(fn, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    return jacfwd(jacrev(fn, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
 
 
 jacobian = jacrev   # jax.jacobian's name: reverse mode
@@ -668,3 +771,55 @@ def block_until_ready(x):
     """``x`` itself (``jax.block_until_ready``): tf_numba computes synchronously, so its
     results are NumPy arrays that are ready when a call returns."""
     return x
+
+
+def typeof(x):
+    """The abstract value of ``x``: its shape and dtype as a ``ShapedArray``
+    (``jax.typeof``), for an array, a Python number or a traced value."""
+    return _aval(_as_array(x))
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of the linear function ``fun``, at arguments shaped as ``primals``
+    (only their shapes and dtypes matter), as ``jax.linear_transpose``:
+    ``linear_transpose(f, x)(ct)`` is a tuple with one cotangent per argument.
+
+    ``fun`` must be linear in its arguments (JAX checks; here a nonlinear ``fun`` gives
+    the transpose of its derivative at zero).
+
+    >>> linear_transpose(lambda x: 2 * x, 1.0)(3.0)
+    (6.0,)
+    """
+    _no_reduce_axes(reduce_axes, "linear_transpose")
+    leaves, tree = pytree.flatten(primals)
+    zeros = pytree.unflatten(tree, [np.zeros(np.shape(x), _aval(_as_array(x)).dtype)
+                                    for x in leaves])
+    _, pullback = vjp(fun, *zeros)
+
+    @functools.wraps(fun)
+    def transposed(cotangent):
+        return tuple(pullback(cotangent))
+    return transposed
+
+
+def named_call(fun, *, name=None):
+    """``fun`` itself (``jax.named_call``): names label JAX's staged programs; a tf_numba
+    program names each equation's source line instead."""
+    return fun
+
+
+class named_scope:
+    """A ``with`` block that names what it traces (``jax.named_scope``); a tf_numba
+    program names each equation's source line instead, so the name changes nothing."""
+
+    def __init__(self, name):
+        if not isinstance(name, str):
+            raise ArgumentError(f"the name must be a string, got {name!r}",
+                                op="named_scope")
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

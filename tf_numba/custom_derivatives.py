@@ -605,3 +605,36 @@ def closure_convert(fn, *args):
         return pytree.unflatten(trees["out"], eval_program(program, values + explicit))
     converted.program = program
     return converted, [lead[k] for k in outer]
+
+
+def custom_gradient(fun):
+    """A function with a user-defined gradient, as ``jax.custom_gradient``: ``fun(*args)``
+    returns ``(value, vjp_fn)`` and ``vjp_fn(ct)`` the cotangents of the arguments (a
+    tuple, or one value for one argument). The backward pass calls ``fun`` again for its
+    ``vjp_fn`` (a function cannot be kept as a residual).
+
+    >>> @custom_gradient
+    ... def clip_grad(x):
+    ...     return x, lambda g: (tnp.clip(g, -1.0, 1.0),)
+    """
+    @functools.wraps(fun)
+    def value_only(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        return fun(*args)[0], args
+
+    def bwd(args, ct):
+        cts = fun(*args)[1](ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    wrapped = custom_vjp(value_only)
+    wrapped.defvjp(fwd, bwd)
+    return wrapped
+
+
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient",
+           "custom_jvp", "custom_vjp"]
+
+from .core.public import public_dir  # noqa: E402
+__dir__ = public_dir(globals())

@@ -8,9 +8,11 @@ inlined into it, so ``grad(jit(f))`` and ``jit(grad(f))`` both work.
 import collections
 import functools
 import sys
+import weakref
 
 import numpy as np
 
+from . import config
 from .api import TracedFunction, _normalize_argnums
 from .core import pytree
 from .core.trace import Tracer, current_builder
@@ -20,6 +22,10 @@ from .errors import ArgumentError, TfNumbaError
 from .runtime import CpuEngine, default_runtime
 from .tracebacks import api_boundary, drop_internal_frames, entry_point
 from .transforms.simplify import simplify
+
+
+# every live jitted function, for clear_caches
+_EVERY_JITTED = weakref.WeakSet()
 
 
 class Specialization:
@@ -74,6 +80,7 @@ class Jitted:
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
         self._prepared = collections.OrderedDict()
+        _EVERY_JITTED.add(self)
         self._fast = {}      # positional-ndarray signature -> call of a compiled plan
         # [_fast_signature written for the structure of the first call with a fast entry]
         self._reader = [None]
@@ -105,9 +112,13 @@ class Jitted:
         less than an object's ``__call__``); ``.lower`` and ``.jitted`` ride along."""
         fast_table, call_slow, reader = self._fast, self.call_slow, self._reader
 
+        fn, switches = self.fn, config._values
+
         @functools.wraps(self.fn)
         def jitted(*args, **kwargs):
             try:       # (free in Python 3.11+ when nothing is raised)
+                if switches["jax_disable_jit"]:
+                    return fn(*args, **kwargs)
                 if not kwargs:
                     if len(args) == 1 and type(args[0]) is np.ndarray:
                         fast = fast_table.get((args[0].dtype, args[0].shape))
@@ -323,7 +334,9 @@ def _has_tracer(args, kwargs):
     return any(type(x) is Tracer for x in leaves)
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=None):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=None,
+        in_shardings=None, out_shardings=None, donate_argnums=(), donate_argnames=(),
+        keep_unused=False, device=None, backend=None, inline=False, compiler_options=None):
     """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``.
 
     ``tiered`` (default: on unless ``TF_NUMBA_TIERED=0``): the first calls of a new
@@ -331,11 +344,38 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=N
     ``jit(f).lower(*args).compile(*args)`` waits for the compiled kernels.
     ``engine``: the ``CpuEngine`` whose ``threads`` large fused loops may use (default
     ``CpuEngine()``, one thread): ``jit(f, engine=CpuEngine(threads=2))``.
+    JAX's placement and buffer options are taken and change nothing on one CPU device:
+    ``in_shardings``/``out_shardings``, ``donate_argnums``/``donate_argnames`` (a donated
+    input is not reused: NumPy arrays stay the caller's), ``keep_unused``, ``device``,
+    ``backend`` ('cpu'), ``inline``, ``compiler_options``. Under ``tf.disable_jit()`` the function runs as
+    Python, op by op.
     """
+    if backend not in (None, "cpu"):
+        raise ArgumentError(f"backend={backend!r}: tf_numba runs on the CPU only", op="jit")
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, tiered=tiered,
-                                 engine=engine)
+                                 engine=engine, in_shardings=in_shardings,
+                                 out_shardings=out_shardings, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 device=device, backend=backend, inline=inline,
+                                 compiler_options=compiler_options)
     return Jitted(fn, static_argnums, static_argnames, tiered, engine).as_function()
 
 
+
+
+def clear_caches():
+    """Forget every compiled specialization, prepared plan, transformed program and kernel
+    held in memory (``jax.clear_caches``); the next calls prepare again (from the on-disk
+    kernel cache where it has them)."""
+    from .lowering.kernel_cache import KERNELS
+    from .runtime.runtime import _DEFAULTS
+    from .transforms.cache import TRANSFORMS
+    for jitted in list(_EVERY_JITTED):
+        jitted._prepared.clear()
+        jitted._fast.clear()
+    for runtime in list(_DEFAULTS.values()):
+        runtime.plans.clear()
+    TRANSFORMS.clear()
+    KERNELS.clear()

@@ -18,6 +18,10 @@ float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 
+# the dtype of the gradient of an integer input (``grad(..., allow_int=True)``), JAX's:
+# a zero-size structured dtype, so such a gradient holds no data
+float0 = np.dtype([("float0", np.void, 0)])
+
 SUPPORTED = (bool_, int32, int64, float32, float64, complex64, complex128)
 SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64",
                complex64: "c64", complex128: "c128"}

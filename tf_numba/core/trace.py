@@ -394,6 +394,11 @@ def bind(prim, args, params):
     builder = current_builder()
     if builder is not None:
         return builder.add_eqn(prim, args, params)
+    return _run_now(prim, args, params)
+
+
+def _run_now(prim, args, params):
+    """Run ``prim`` on concrete ``args`` with its NumPy impl (no trace is active)."""
     for a in args:
         if type(a) is Tracer:
             builder_alive = a.builder.alive
@@ -413,6 +418,44 @@ def bind(prim, args, params):
 
 
 _primitive_module._bind = bind
+
+
+class _RunConstantsNow:
+    """Stands on top of the trace stack within ``compile_time_eval``: an operation whose
+    operands are all concrete runs at once; one on a traced value goes to the trace
+    below, which it stands for in every other respect."""
+
+    def __init__(self, below):
+        self.below = below
+
+    def add_eqn(self, prim, args, params):
+        for a in args:
+            if type(a) is Tracer:
+                return self.below.add_eqn(prim, args, params)
+        return _run_now(prim, args, params)
+
+    def __getattr__(self, name):
+        return getattr(self.below, name)
+
+
+class compile_time_eval:
+    """Within the block, operations on concrete values (NumPy arrays, Python numbers) run
+    at once even inside a trace, so their results are concrete (usable in Python ``if``
+    and as shapes), as ``jax.ensure_compile_time_eval``; operations on traced values are
+    traced as before."""
+
+    def __enter__(self):
+        builders = _state.builders
+        self.pushed = bool(builders)
+        if self.pushed:
+            builders.append(_RunConstantsNow(builders[-1]))
+        return self
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            popped = _state.builders.pop()
+            assert type(popped) is _RunConstantsNow, "trace stack corrupted"
+        return False
 
 
 def _as_dtype(value, aval):

@@ -292,7 +292,10 @@ def _select_impl(pred, on_true, on_false):
     # max's gradient asks where its operands tie: hardly ever); finding no true element
     # and copying on_false takes a third of that, and adds nothing measurable before an
     # irregular mask's where
-    if pred.shape == np.shape(on_false) and pred.ndim and not pred.any():
+    # (the plan's interpreter may hand pred and on_false as broadcast views smaller than
+    # on_true: the copy is the answer only when on_false has the result's shape)
+    if pred.ndim and pred.shape == np.shape(on_false) and (
+            np.ndim(on_true) == 0 or np.shape(on_true) == pred.shape) and not pred.any():
         return on_false.copy()
     return np.where(pred, on_true, on_false)
 

@@ -14,6 +14,8 @@ array(-0.375)
 
 ``docs/scipy.md`` lists every distribution and method with its accuracy and derivatives.
 """
+import sys as _sys
+
 from .continuous import (beta, cauchy, chi2, expon, gamma, gennorm, gumbel_l,  # noqa: F401
                          gumbel_r, laplace, logistic, lognorm, norm, pareto, t, truncnorm,
                          uniform, vonmises)
@@ -29,6 +31,11 @@ DISCRETE = ("bernoulli", "poisson", "geom", "binom", "nbinom", "betabinom")
 MULTIVARIATE = ("multivariate_normal", "dirichlet", "multinomial")
 DISTRIBUTIONS = CONTINUOUS + DISCRETE + MULTIVARIATE
 __all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]
+
+# JAX's distributions are modules (``import jax.scipy.stats.norm as norm``); each of these
+# objects is importable under the same path
+for _name in DISTRIBUTIONS:
+    _sys.modules[f"{__name__}.{_name}"] = globals()[_name]
 
 
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
