@@ -16,13 +16,13 @@ imports = functools.cache(import_layers.imports)     # (each test reads every fi
 LAYERS = [
     "errors _heap",
     "core",                    # the IR, tracing, rule tables: registries filled from above
-    "config debug tree_util _reference",
+    "config debug tree_util _reference device dtypes typing",
     "tracebacks tree",
     "kernel_vocab",            # how a primitive lowers: the words ops states lowerings in
     "transforms",              # jvp, partial eval, transpose, vmap, simplify
     "ops",                     # the primitives and their rules
-    "api",
-    "custom_derivatives",
+    "api callback",
+    "custom_derivatives sharding test_util",
     "ext",                     # op families with their rules (linalg, fft, einsum)
     "numpy",
     "lax",

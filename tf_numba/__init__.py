@@ -45,13 +45,13 @@ try:
     from . import custom_derivatives, dtypes, sharding, test_util, typing  # noqa: E402
     from .callback import pure_callback  # noqa: E402
     from .device import (Device, copy_to_host_async, default_backend,  # noqa: E402
-                         device_count, device_get, device_put, devices, effects_barrier,
-                         host_count, host_id, host_ids, local_device_count, local_devices,
-                         make_array_from_callback, make_array_from_process_local_data,
-                         make_array_from_single_device_arrays, process_count, process_index,
-                         process_indices)
-    from .sharding import (NamedSharding, make_mesh, pmap, reshard, set_mesh,  # noqa: E402
-                           shard_map, smap)
+                         device_count, devices, effects_barrier, host_count, host_id,
+                         host_ids, local_device_count, local_devices, process_count,
+                         process_index, process_indices)
+    from .sharding import (NamedSharding, device_get, device_put,  # noqa: E402
+                           make_array_from_callback, make_array_from_process_local_data,
+                           make_array_from_single_device_arrays, make_mesh, pmap, reshard,
+                           set_mesh, shard_map, smap)
     from .sharding import PartitionSpec as P  # noqa: E402
     from .typing import Array  # noqa: E402
 finally:

@@ -66,8 +66,7 @@ def _platforms(value):
 
 
 def _device(value):
-    from .device import Device
-    if value is not None and not isinstance(value, Device) and value != "cpu":
+    if value is not None and getattr(value, "platform", value) != "cpu":
         raise ValueError(f"{value!r}: the one device is tf.devices()[0], the CPU")
     return value
 

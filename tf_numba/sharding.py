@@ -2,6 +2,11 @@
 and shardings over it that are checked and recorded, so that a JAX program written for a
 mesh runs here unchanged with every mesh axis of size 1.
 
+A tf_numba array is a NumPy array in this process's memory, so putting one on the device
+is taking it as a NumPy array: ``device_put`` aliases its input where it can (as JAX's
+CPU backend does with ``may_alias=None``) and copies it when asked (``may_alias=False``
+or ``donate``).
+
 A ``NamedSharding(mesh, P("batch"))`` is checked as JAX checks it (its axis names are
 the mesh's, each used once, the spec no longer than the array's rank, each sharded dim
 divisible by its axes' sizes) and changes nothing: the one device holds every array
@@ -18,6 +23,7 @@ import threading
 
 import numpy as np
 
+from .core import pytree
 from .device import CPU, Device
 from .errors import ArgumentError, ShapeError
 
@@ -25,7 +31,8 @@ __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec",
            "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
            "get_mesh", "make_mesh", "make_single_device_sharding", "reshard", "set_mesh",
            "use_abstract_mesh"]
-# (shard_map, smap and pmap, defined below, are top-level names: tf.shard_map, ...)
+# (device_put and the other placements, shard_map, smap and pmap, defined below, are
+# top-level names: tf.device_put, tf.shard_map, ...)
 
 
 class AxisType(enum.Enum):
@@ -349,7 +356,6 @@ use_abstract_mesh = set_mesh
 def reshard(xs, out_shardings):
     """``xs`` laid out as ``out_shardings`` say (``jax.sharding.reshard``): checked, and
     otherwise ``xs`` itself, as one device holds every array whole."""
-    from .device import device_put
     return device_put(xs, out_shardings)
 
 
@@ -367,6 +373,90 @@ def _same_function(what):
 auto_axes = _same_function("auto_axes")
 explicit_axes = _same_function("explicit_axes")
 
+# ---------------------------------------------------------------- placing arrays
+
+def _check_placement(placement, x, op):
+    """A device, a sharding or a PartitionSpec given for ``x``: each must name this CPU."""
+    if placement is None or placement is CPU:
+        return
+    if isinstance(placement, Sharding):
+        placement.check(np.shape(x), op)
+    elif isinstance(placement, PartitionSpec):
+        current_mesh(op).check_spec(placement, np.shape(x), op)
+    elif isinstance(placement, Device):
+        return
+    else:
+        raise ArgumentError(f"cannot place an array on {placement!r}: give the CPU device "
+                            "(tf.devices()[0]), a Sharding or a PartitionSpec", op=op)
+
+
+def _placed(x, placement, copy, op):
+    from .core.trace import Tracer
+    if type(x) is Tracer:
+        return x
+    _check_placement(placement, x, op)
+    return np.array(x, copy=True) if copy else np.asarray(x)
+
+
+def _is_placement(p):
+    return p is None or isinstance(p, (Device, Sharding, PartitionSpec))
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """``x`` (a pytree of arrays) as tf_numba's arrays, NumPy arrays in this process
+    (``jax.device_put``). ``device`` may be the CPU device, a Sharding of the one-device
+    mesh or a PartitionSpec (or a tree of them, a prefix of ``x``'s); each is checked, and
+    none changes the data. The result aliases ``x`` where it can (``may_alias=None``, as
+    JAX's CPU backend); ``may_alias=False`` or ``donate=True`` copy.
+
+    >>> tf.device_put({"w": [1.0, 2.0]})["w"]
+    array([1., 2.])
+    """
+    copy = may_alias is False or bool(donate)
+    if _is_placement(device) or not isinstance(device, (list, tuple, dict)):
+        return pytree.tree_map(lambda leaf: _placed(leaf, device, copy, "device_put"), x)
+    places, prefix = pytree.flatten(device, is_leaf=_is_placement)
+    subtrees = pytree.flatten_up_to(prefix, x)
+    return pytree.unflatten(prefix, [device_put(t, p, donate=donate, may_alias=may_alias)
+                                     for t, p in zip(subtrees, places)])
+
+
+def device_get(x):
+    """``x`` with its arrays as NumPy arrays on the host (``jax.device_get``): they are
+    already, so this is ``x`` with Python scalars left as they are."""
+    return pytree.tree_map(lambda a: a if np.isscalar(a) else np.asarray(a), x)
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """The array of ``shape`` whose one shard (all of it, on this one device) is
+    ``data_callback(index)`` with ``index`` a tuple of full slices
+    (``jax.make_array_from_callback``)."""
+    shape = tuple(shape)
+    sharding.check(shape, "make_array_from_callback")
+    out = np.asarray(data_callback(tuple(slice(None) for _ in shape)), dtype=dtype)
+    if out.shape != shape:
+        raise ArgumentError(f"the callback returned shape {out.shape} for the one shard of "
+                            f"an array of shape {shape}", op="make_array_from_callback")
+    return out
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """The array whose one shard is ``arrays[0]`` (``jax.make_array_from_single_device_
+    arrays`` on one device)."""
+    arrays = list(arrays)
+    if len(arrays) != 1:
+        raise ArgumentError(f"got {len(arrays)} shards; the one-device mesh has one",
+                            op="make_array_from_single_device_arrays")
+    return make_array_from_callback(shape, sharding, lambda _: arrays[0], dtype)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """``local_data`` as the global array: this process holds all of it
+    (``jax.make_array_from_process_local_data`` with one process)."""
+    shape = np.shape(local_data) if global_shape is None else tuple(global_shape)
+    return make_array_from_callback(shape, sharding, lambda _: local_data)
+
+
 # ---------------------------------------------------------------- SPMD on one device
 
 class _Infer:
@@ -379,7 +469,6 @@ Infer = _Infer()    # shard_map's default in_specs: read each argument's own sha
 
 def _check_specs(specs, tree, mesh, what, op):
     """Check a pytree of PartitionSpecs (a prefix of ``tree``) against the arrays of it."""
-    from .core import pytree
     if specs is Infer:
         return
     is_spec = lambda s: s is None or isinstance(s, PartitionSpec)  # noqa: E731
@@ -440,7 +529,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     array([[2., 2., 2.]])
     """
     from .api import vmap
-    from .core import pytree
     statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int)         else tuple(static_broadcasted_argnums)
 
     @functools.wraps(fun)
