@@ -11,17 +11,22 @@
 JAX's switches that mean something on one CPU are taken by their JAX names, so a JAX
 program's ``jax.config.update(...)`` runs unchanged:
 
-| JAX switch | here |
-| --- | --- |
-| ``jax_enable_x64`` | always ``True``: float64 by default, as NumPy (pass float32 arrays to compute in float32); ``False`` is an error |
-| ``jax_disable_jit`` | ``True``: ``jit`` runs the Python function op by op (``tf.disable_jit()``) |
-| ``jax_log_compiles``, ``jax_traceback_filtering`` | ``tf_numba_log_compiles`` and ``tf_numba_traceback_filtering`` under JAX's names |
-| ``jax_platforms``, ``jax_platform_name`` | ``"cpu"`` (or empty): the one platform |
-| ``jax_default_device`` | ``None`` or the CPU device |
-| ``jax_default_matmul_precision`` | accepted; products are computed in their dtype's full precision whatever it says |
-| ``jax_transfer_guard`` (and ``_host_to_device``, ``_device_to_host``, ``_device_to_device``) | accepted; arrays never move, so nothing is guarded |
-| ``jax_check_tracer_leaks`` | accepted; a leaked traced value is always an error (``TracerLeakError``) |
-| ``jax_threefry_partitionable`` | always ``True``: ``tf.random`` gives the bits of JAX's default |
+- ``jax_enable_x64``: always ``True``: float64 by default, as NumPy (pass float32 arrays
+  to compute in float32); ``False`` is an error
+- ``jax_disable_jit``: ``True`` makes ``jit`` run the Python function op by op
+  (``tf.disable_jit()``)
+- ``jax_log_compiles``, ``jax_traceback_filtering``: ``tf_numba_log_compiles`` and
+  ``tf_numba_traceback_filtering`` under JAX's names
+- ``jax_platforms``, ``jax_platform_name``: ``"cpu"`` (or empty), the one platform
+- ``jax_default_device``: ``None`` or the CPU device
+- ``jax_default_matmul_precision``: accepted; products are computed in their dtype's full
+  precision whatever it says
+- ``jax_transfer_guard`` (and ``_host_to_device``, ``_device_to_host``,
+  ``_device_to_device``): accepted; arrays never move, so nothing is guarded
+- ``jax_check_tracer_leaks``: accepted; a leaked traced value is always an error
+  (``TracerLeakError``)
+- ``jax_threefry_partitionable``: always ``True``: ``tf.random`` gives the bits of JAX's
+  default
 
 >>> tf.config.update("tf_numba_traceback_filtering", "off")
 >>> tf.config.tf_numba_traceback_filtering

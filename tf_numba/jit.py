@@ -347,8 +347,8 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=N
     JAX's placement and buffer options are taken and change nothing on one CPU device:
     ``in_shardings``/``out_shardings``, ``donate_argnums``/``donate_argnames`` (a donated
     input is not reused: NumPy arrays stay the caller's), ``keep_unused``, ``device``,
-    ``backend`` ('cpu'), ``inline``, ``compiler_options``. Under ``tf.disable_jit()`` the function runs as
-    Python, op by op.
+    ``backend`` ('cpu'), ``inline``, ``compiler_options``. Under ``tf.disable_jit()`` the
+    function runs as Python, op by op.
     """
     if backend not in (None, "cpu"):
         raise ArgumentError(f"backend={backend!r}: tf_numba runs on the CPU only", op="jit")

@@ -529,11 +529,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     array([[2., 2., 2.]])
     """
     from .api import vmap
-    statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int)         else tuple(static_broadcasted_argnums)
+    statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+        else tuple(static_broadcasted_argnums)
 
     @functools.wraps(fun)
     def mapped(*args):
-        axes = in_axes if isinstance(in_axes, (list, tuple)) else (in_axes,) * len(args)
+        axes = in_axes if isinstance(in_axes, (list, tuple)) \
+            else (in_axes,) * len(args)
         for i, (a, ax) in enumerate(zip(args, axes)):
             if i in statics or ax is None:
                 continue
@@ -550,7 +552,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             for i, x in zip(dynamic, dyn):
                 full[i] = x
             return fun(*full)
-        dyn_axes = tuple(axes[i] for i in dynamic) if isinstance(in_axes, (list, tuple))             else in_axes
+        dyn_axes = tuple(axes[i] for i in dynamic) if isinstance(in_axes, (list, tuple)) \
+            else in_axes
         return vmap(call, in_axes=dyn_axes, out_axes=out_axes)(*[args[i] for i in dynamic])
     return mapped
 

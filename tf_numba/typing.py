@@ -18,7 +18,7 @@ from .core.trace import Tracer
 __all__ = ["Array", "ArrayLike", "DTypeLike"]
 
 
-class Array(abc.ABC):
+class Array(abc.ABC):  # noqa: B024 (no methods: its members are the types registered below)
     """What tf_numba computes with: NumPy arrays and scalars, and traced values."""
 
 
