@@ -36,7 +36,9 @@ __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "sigmoid", "log
            "glu", "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm",
            "standardize", "one_hot", "softmax_cross_entropy",
            "binary_cross_entropy_with_logits", "mean_squared_error", "huber_loss", "conv",
-           "max_pool", "avg_pool", "initializers"]
+           "max_pool", "avg_pool", "initializers", "identity", "tanh", "mish", "hard_silu",
+           "hard_swish", "squareplus", "sparse_plus", "sparse_sigmoid", "log1mexp",
+           "logmeanexp", "dot_product_attention"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -256,6 +258,83 @@ def glu(x, axis=-1):
     return a * ew.logistic(b)
 
 
+def identity(x):
+    """``x`` itself (``jax.nn.identity``), as an array."""
+    return P.asarray(x)
+
+
+def tanh(x):
+    """The hyperbolic tangent (``jax.nn.tanh``, ``tnp.tanh``)."""
+    return tnp.tanh(_float(x, "tanh"))
+
+
+def mish(x):
+    """``x * tanh(softplus(x))`` (Misra 2019).
+
+    >>> nn.mish(np.array([0.0, 1.0]))
+    array([0.        , 0.86509839])
+    """
+    x = _float(x, "mish")
+    return x * tnp.tanh(_softplus(x))
+
+
+def hard_silu(x):
+    """``x * hard_sigmoid(x)`` (also ``hard_swish``; Howard et al. 2019).
+
+    >>> nn.hard_silu(np.array([-4.0, 1.0, 4.0]))
+    array([-0.        ,  0.66666667,  4.        ])
+    """
+    x = _float(x, "hard_silu")
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x**2 + b)) / 2``, a smooth ReLU (Barron 2021).
+
+    >>> nn.squareplus(np.array([0.0]))
+    array([1.])
+    """
+    x, b = floats("squareplus", x, b)
+    return (x + tnp.sqrt(x * x + b)) / 2
+
+
+def sparse_plus(x):
+    """0 for ``x <= -1``, ``x`` for ``x >= 1``, ``(x + 1)**2 / 4`` between (sparsemax's
+    softplus, Martins & Astudillo 2016).
+
+    >>> nn.sparse_plus(np.array([-2.0, 0.0, 2.0]))
+    array([0.  , 0.25, 2.  ])
+    """
+    x = _float(x, "sparse_plus")
+    return tnp.where(x <= -1, 0, tnp.where(x >= 1, x, (x + 1) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """``clip((x + 1) / 2, 0, 1)``, the derivative of ``sparse_plus``.
+
+    >>> nn.sparse_sigmoid(np.array([-2.0, 0.0, 2.0]))
+    array([0. , 0.5, 1. ])
+    """
+    x = _float(x, "sparse_sigmoid")
+    return tnp.clip(x + 1, 0, 2) / 2
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x > 0``, accurate at both ends: ``log(-expm1(-x))``
+    below ``log 2`` and ``log1p(-exp(-x))`` above (Mächler 2012).
+
+    >>> nn.log1mexp(np.array([1e-20, 50.0]))
+    array([-4.60517019e+01, -1.92874985e-22])
+    """
+    x = _float(x, "log1mexp")
+    small = x < math.log(2)
+    return tnp.where(small, tnp.log(-tnp.expm1(-tnp.where(small, x, 1.0))),
+                     tnp.log1p(-tnp.exp(-tnp.where(small, 1.0, x))))
+
+
 # ---------------------------------------------------------------- softmax and logsumexp
 
 def _shifted(x, axis, where):
@@ -349,6 +428,23 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
             sign = tnp.squeeze(sign, axis=axes) if axes else sign
     out = P.scalar_result(out)
     return (out, P.scalar_result(sign)) if return_sign else out
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """``log(mean(exp(x)))`` along ``axis`` without overflow: ``logsumexp`` less the log of
+    the number of entries (those ``where`` keeps).
+
+    >>> nn.logmeanexp(np.array([1000.0, 1000.0]))
+    np.float64(1000.0)
+    """
+    x = _float(x, "logmeanexp")
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    if where is None:
+        axes = P.axes_arg(axis, len(_shape(x)), "logmeanexp")
+        count = math.prod(_shape(x)[a] for a in axes) if axes else 1
+        return lse - math.log(count)
+    count = tnp.sum(tnp.broadcast_to(where, _shape(x)), axis=axis, keepdims=keepdims)
+    return P.scalar_result(lse - tnp.log(count.astype(_dt(x))))
 
 
 # ---------------------------------------------------------------- normalization
@@ -586,6 +682,104 @@ def avg_pool(x, window_shape, strides=None, padding="VALID", count_include_pad=T
         return total / math.prod(window)
     ones = tnp.ones(_shape(x), _dt(x))
     return total / windows.reduce_window(ones, 0.0, "add", window, steps, padding)
+
+
+# ---------------------------------------------------------------- attention
+
+def _as_4d(t):
+    return tnp.reshape(t, (1,) * (4 - P.ndim_of(t)) + P.shape_of(t)) if P.ndim_of(t) < 4 else t
+
+
+def _grouped(t, K, G, what):
+    """A (B, N, T, S) bias or mask as (B, K, G, T, S), query head ``k * G + g`` reading
+    key head ``k`` as JAX groups them; one head (N = 1) broadcasts to all."""
+    tB, tN, tT, tS = P.shape_of(t)
+    if tN == 1:
+        return tnp.reshape(t, (tB, 1, 1, tT, tS))
+    if tN != K * G:
+        raise ShapeError(f"{what} has {tN} heads on axis -3; give 1 or the query's {K * G}",
+                         op="dot_product_attention")
+    return tnp.reshape(t, (tB, K, G, tT, tS))
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal=False, query_seq_lengths=None,
+                          key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None, return_residual=False):
+    """``softmax(query @ key^T * scale + bias, masked) @ value`` per head, as
+    ``jax.nn.dot_product_attention``.
+
+    ``query`` is (B, T, N, H) or (T, N, H), ``key`` and ``value`` (B, S, K, H): N query
+    heads share K key/value heads in groups of N // K (grouped-query attention). ``bias``
+    and the boolean ``mask`` broadcast to (B, N, T, S); ``is_causal`` lets query t see
+    keys up to t, ``local_window_size=(left, right)`` keys within that band,
+    ``query_seq_lengths``/``key_value_seq_lengths`` (B,) only the first so many. Masked
+    logits become JAX's large negative number (a row masked throughout averages all
+    values, as JAX's). ``scale`` defaults to ``1/sqrt(H)``. ``return_residual=True`` also
+    returns the rows' logsumexp (B, T, N). The softmax runs in the inputs' dtype (JAX
+    casts to float32 there: float64 inputs keep float64 here).
+
+    >>> q = k = v = np.ones((1, 3, 2, 4))
+    >>> nn.dot_product_attention(q, k, v, is_causal=True).shape
+    (1, 3, 2, 4)
+    """
+    op = "dot_product_attention"
+    if implementation not in (None, "xla"):
+        raise UnsupportedError(f"implementation={implementation!r}: tf_numba has one "
+                               "implementation (None or 'xla')", op=op)
+    out_shape = P.shape_of(query)
+    query, key, value = (_as_4d(P.asarray(t)) for t in (query, key, value))
+    B, S, K, H = P.shape_of(key)
+    if P.shape_of(value) != (B, S, K, H):
+        raise ShapeError(f"value has shape {P.shape_of(value)}; the key's is {(B, S, K, H)}",
+                         op=op)
+    Bq, T, N, Hq = P.shape_of(query)
+    if (Bq, Hq) != (B, H):
+        raise ShapeError(f"query of shape {P.shape_of(query)} does not fit key of shape "
+                         f"{(B, S, K, H)} (batch and head size must agree)", op=op)
+    if N % K:
+        raise ShapeError(f"the {N} query heads must be a multiple of the {K} key/value "
+                         "heads", op=op)
+    G = N // K
+    scale = 1.0 / math.sqrt(H) if scale is None else scale
+    q = tnp.reshape(query, (B, T, K, G, H))
+    logits = tnp.einsum("btkgh,bskh->bkgts", q, key) * scale
+    if bias is not None:
+        logits = logits + _grouped(_as_4d(P.asarray(bias)), K, G, "bias")
+    keep = None
+
+    def both(a, b):
+        return b if a is None else tnp.logical_and(a, b)
+    if mask is not None:
+        keep = _grouped(_as_4d(P.asarray(mask)), K, G, "mask")
+    t_pos, s_pos = np.arange(T)[:, None], np.arange(S)[None, :]
+    if is_causal:
+        keep = both(keep, t_pos >= s_pos)
+    if local_window_size is not None:
+        left, right = (local_window_size, local_window_size) \
+            if isinstance(local_window_size, int) else local_window_size
+        keep = both(keep, (t_pos <= s_pos + left) & (t_pos >= s_pos - right))
+    if query_seq_lengths is not None:
+        lengths = tnp.reshape(P.asarray(query_seq_lengths), (B, 1, 1, 1, 1))
+        keep = both(keep, np.arange(T)[:, None] < lengths)
+    if key_value_seq_lengths is not None:
+        lengths = tnp.reshape(P.asarray(key_value_seq_lengths), (B, 1, 1, 1, 1))
+        keep = both(keep, np.arange(S)[None, :] < lengths)
+    if keep is not None:
+        dt = P.dtype_of(logits)
+        large_negative = -0.7 * min(np.finfo(dt).max, np.finfo(np.float32).max)
+        logits = tnp.where(keep, logits, np.asarray(large_negative, dt))
+    probs = softmax(logits, axis=-1)
+    encoded = tnp.einsum("bkgts,bskh->btkgh", probs, value)
+    if query_seq_lengths is not None:
+        rows = np.arange(T)[None, :, None, None, None] < tnp.reshape(
+            P.asarray(query_seq_lengths), (B, 1, 1, 1, 1))
+        encoded = encoded * rows.astype(P.dtype_of(encoded))
+    encoded = tnp.reshape(encoded, out_shape)
+    if not return_residual:
+        return encoded
+    lse = tnp.transpose(logsumexp(logits, axis=-1), (0, 3, 1, 2))     # (B, T, K, G)
+    return encoded, ew.stop_gradient(tnp.reshape(lse, out_shape[:-1]))
 
 
 from . import initializers  # noqa: E402  (tf.nn.initializers, as jax.nn.initializers)
