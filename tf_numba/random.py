@@ -39,10 +39,14 @@ from .ops.bits import shift_right_logical
 from .ops.elementwise import erf
 from .ops.special import erf_inv, gammainc, lgamma
 
-__all__ = ["PRNGKey", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
-           "exponential", "fold_in", "gamma", "gumbel", "key", "laplace", "logistic",
-           "multivariate_normal", "normal", "orthogonal", "permutation", "poisson", "randint",
-           "shuffle", "split", "t", "truncated_normal", "uniform"]
+__all__ = ["PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical",
+           "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
+           "exponential", "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel",
+           "key", "key_data", "key_impl", "laplace", "loggamma", "logistic", "lognormal",
+           "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto",
+           "permutation", "poisson", "rademacher", "randint", "rayleigh", "shuffle", "split",
+           "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min",
+           "wrap_key_data"]
 
 _MASK = 0xFFFFFFFF
 # Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3", Threefry-2x32-20.
@@ -539,6 +543,112 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     return tnp.reshape(taken, arr.shape[:axis] + shape + arr.shape[axis + 1:])
 
 
+def cauchy(key, shape=(), dtype=np.float64):
+    """Standard Cauchy samples, ``tan(pi (u - 1/2))``, as ``jax.random.cauchy``."""
+    dtype = _float_dtype(dtype, "cauchy")
+    u = uniform(key, shape, dtype, float(np.finfo(dtype).eps), 1.0)
+    return tnp.tan(np.asarray(np.pi, dtype) * (u - 0.5))
+
+
+def lognormal(key, sigma=1.0, shape=None, dtype=np.float64):
+    """``exp(sigma * z)`` for standard normal ``z``, as ``jax.random.lognormal``."""
+    dtype = _float_dtype(dtype, "lognormal")
+    shape = _param_shape(shape, (sigma,), "lognormal")
+    return tnp.exp(normal(key, shape, dtype) * tnp.asarray(sigma, dtype=dtype))
+
+
+def pareto(key, b, shape=None, dtype=np.float64):
+    """Pareto(b) samples on ``[1, inf)``, ``exp(e / b)`` for exponential ``e``, as
+    ``jax.random.pareto``."""
+    dtype = _float_dtype(dtype, "pareto")
+    shape = _param_shape(shape, (b,), "pareto")
+    return tnp.exp(exponential(key, shape, dtype) / tnp.asarray(b, dtype=dtype))
+
+
+def rayleigh(key, scale, shape=None, dtype=np.float64):
+    """Rayleigh(scale) samples, ``scale * sqrt(-2 log u)``, as ``jax.random.rayleigh``."""
+    dtype = _float_dtype(dtype, "rayleigh")
+    shape = _param_shape(shape, (scale,), "rayleigh")
+    u = uniform(key, shape, dtype, _tiny(dtype), 1.0)
+    return tnp.asarray(scale, dtype=dtype) * tnp.sqrt(-2 * tnp.log(u))
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=np.float64):
+    """Weibull samples, ``scale * (-log1p(-u)) ** (1 / concentration)``, as
+    ``jax.random.weibull_min`` (the parameters broadcast against ``shape``)."""
+    dtype = _float_dtype(dtype, "weibull_min")
+    shape = tuple(np.broadcast_shapes(_shape_of(shape, "weibull_min"), np.shape(scale),
+                                      np.shape(concentration)))
+    u = uniform(key, shape, dtype)
+    return (-tnp.log1p(-u)) ** (1.0 / tnp.asarray(concentration, dtype=dtype)) \
+        * tnp.asarray(scale, dtype=dtype)
+
+
+def wald(key, mean, shape=None, dtype=np.float64):
+    """Wald (inverse Gaussian) samples of ``mean`` and shape 1 (Michael, Schucany and Haas
+    1976), as ``jax.random.wald``."""
+    dtype = _float_dtype(dtype, "wald")
+    shape = _param_shape(shape, (mean,), "wald")
+    k1, k2 = split(key)
+    mean = tnp.broadcast_to(tnp.asarray(mean, dtype=dtype), shape)
+    y = normal(k1, shape, dtype) ** 2
+    z = uniform(k2, shape, dtype)
+    x = mean + mean * mean * y / 2 - mean / 2 * tnp.sqrt(4 * mean * y + (mean * y) ** 2)
+    return tnp.where(z <= mean / (mean + x), x, mean * mean / x)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=np.float64):
+    """Triangular samples on ``[left, right]`` peaking at ``mode`` (inverse CDF), as
+    ``jax.random.triangular``."""
+    dtype = _float_dtype(dtype, "triangular")
+    shape = _param_shape(shape, (left, mode, right), "triangular")
+    left, mode, right = (tnp.broadcast_to(tnp.asarray(v, dtype=dtype), shape)
+                         for v in (left, mode, right))
+    u = uniform(key, shape, dtype)
+    low = left + tnp.sqrt(u * (right - left) * (mode - left))
+    high = right - tnp.sqrt((1 - u) * (right - left) * (right - mode))
+    return tnp.where(u < (mode - left) / (right - left), low, high)
+
+
+def rademacher(key, shape=(), dtype=np.int64):
+    """-1 or 1 with equal probability, as ``jax.random.rademacher``."""
+    return (2 * bernoulli(key, 0.5, _shape_of(shape, "rademacher")).astype(np.int64)
+            - 1).astype(dtypes.canonical(dtype))
+
+
+def maxwell(key, shape=(), dtype=np.float64):
+    """One-sided Maxwell samples: the length of a 3-D standard normal vector, as
+    ``jax.random.maxwell``."""
+    dtype = _float_dtype(dtype, "maxwell")
+    z = normal(key, _shape_of(shape, "maxwell") + (3,), dtype)
+    return tnp.sqrt(tnp.sum(z * z, axis=-1))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=np.float64):
+    """``loc + scale * sign * maxwell`` with a Rademacher sign, as
+    ``jax.random.double_sided_maxwell`` (the sample shape is ``shape`` followed by the
+    parameters' broadcast shape, JAX's rule)."""
+    dtype = _float_dtype(dtype, "double_sided_maxwell")
+    params = tuple(np.broadcast_shapes(np.shape(loc), np.shape(scale)))
+    shape = (_shape_of(shape, "double_sided_maxwell") or params) + params
+    k_m, k_r = split(key)
+    sign = rademacher(k_r, shape, np.int64).astype(dtype)
+    return sign * maxwell(k_m, shape, dtype) * tnp.asarray(scale, dtype=dtype) \
+        + tnp.asarray(loc, dtype=dtype)
+
+
+def geometric(key, p, shape=None, dtype=np.int64):
+    """The number of trials up to the first success of probability ``p`` (1, 2, ...),
+    ``floor(log u / log1p(-p)) + 1``, as ``jax.random.geometric``."""
+    p = tnp.asarray(p)
+    fdt = p.dtype if dtypes.is_inexact(p.dtype) else np.float64
+    shape = _param_shape(shape, (p,), "geometric")
+    u = uniform(key, shape, fdt)
+    u = tnp.where(u == 0, 1, u)
+    return (tnp.floor(tnp.log(u) / tnp.log1p(-p.astype(fdt))) + 1).astype(
+        dtypes.canonical(dtype))
+
+
 # ---------------------------------------------------------------- rejection samplers
 
 _MAX_ROUNDS = 1000   # rejection rounds; each accepts with probability > 0.95 (gamma)
@@ -581,54 +691,12 @@ def _marsaglia_tsang(key, a, shape, dtype):
     return _rejection(key, shape, propose, dtype)
 
 
-def _gamma_impl(key, a):
-    shape, dtype = tuple(a.shape), a.dtype
-    k_loop, k_boost = split(key)
-    small = a < 1
-    boosted = tnp.where(small, a + 1, a)
-    x = _marsaglia_tsang(k_loop, boosted, shape, dtype)
-    # Gamma(a) = Gamma(a + 1) * U**(1/a) for a < 1 (Marsaglia and Tsang, section 6)
-    u = uniform(k_boost, shape, dtype, _tiny(dtype), 1.0)
-    boost = tnp.where(small, u ** (1.0 / tnp.where(small, a, 1.0)), 1.0)
-    return tnp.maximum(x * boost, _tiny(dtype))
-
-
-@functools.cache
-def _gamma_sample_fn():
-    """The gamma sampler with its implicit derivative in ``a`` (made at first use: it
-    imports the custom derivative machinery)."""
-    from .custom_derivatives import custom_jvp
-
-    @custom_jvp
-    def gamma_sample(key, a):
-        return _gamma_impl(key, a)
-
-    @gamma_sample.defjvp
-    def gamma_sample_jvp(primals, tangents):
-        # Implicit reparameterization (Figurnov et al. 2018): F(x; a) = u held fixed, so
-        # dx/da = -(dF/da) / (dF/dx), dF/dx the gamma density.
-        from .api import jvp, stop_gradient
-        key, a = primals
-        ta = tangents[1]
-        x = gamma_sample(key, a)
-        xs, as_ = stop_gradient(x), stop_gradient(a)
-        dF = jvp(lambda a_: gammainc(a_, xs), (as_,), (ta,))[1]
-        log_pdf = (as_ - 1) * tnp.log(xs) - xs - lgamma(as_)
-        return x, -dF * tnp.exp(-log_pdf)
-    return gamma_sample
-
-
 def gamma(key, a, shape=None, dtype=np.float64):
     """Gamma(a, 1) samples, as ``jax.random.gamma``: Marsaglia-Tsang rejection, and a
-    derivative in ``a`` by implicit differentiation of the CDF."""
+    derivative in ``a`` by implicit differentiation of the CDF (``exp`` of ``loggamma``'s,
+    at least the smallest normal float)."""
     dtype = _float_dtype(dtype, "gamma")
-    shape = _param_shape(shape, (a,), "gamma")
-    a = tnp.broadcast_to(tnp.asarray(a, dtype=dtype), shape)
-    # a <= 0 (or NaN) has no distribution: NaN there, as JAX gives; the sampler runs on
-    # a = 1 in its place (each element draws from its own bits, so the others' are kept)
-    valid = a > 0
-    samples = _gamma_sample_fn()(key, tnp.where(valid, a, 1.0))
-    return tnp.where(valid, samples, np.nan)
+    return tnp.maximum(tnp.exp(loggamma(key, a, shape, dtype)), _tiny(dtype))
 
 
 def beta(key, a, b, shape=None, dtype=np.float64):
@@ -662,6 +730,220 @@ def t(key, df, shape=(), dtype=np.float64):
     k_n, k_g = split(key)
     half_df = df / 2
     return normal(k_n, shape, dtype) * tnp.sqrt(half_df / gamma(k_g, half_df, shape, dtype))
+
+
+def _log_gamma_impl(key, a):
+    """log Gamma(a) samples, the boost for a < 1 taken in log space (``log x + log(u) / a``)
+    so samples far below the smallest float keep their value."""
+    shape, dtype = tuple(a.shape), a.dtype
+    k_loop, k_boost = split(key)
+    small = a < 1
+    x = _marsaglia_tsang(k_loop, tnp.where(small, a + 1, a), shape, dtype)
+    log_u = tnp.log(uniform(k_boost, shape, dtype, _tiny(dtype), 1.0))
+    return tnp.log(x) + tnp.where(small, log_u / tnp.where(small, a, 1.0), 0.0)
+
+
+@functools.cache
+def _log_gamma_sample_fn():
+    """The log-gamma sampler with its implicit derivative in ``a`` (made at first use: it
+    imports the custom derivative machinery)."""
+    from .custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def log_gamma_sample(key, a):
+        return _log_gamma_impl(key, a)
+
+    @log_gamma_sample.defjvp
+    def log_gamma_sample_jvp(primals, tangents):
+        # Implicit reparameterization (Figurnov et al. 2018): F(x; a) = u held fixed, so
+        # dx/da = -(dF/da) / (dF/dx), dF/dx the gamma density; d log x / da = (dx/da) / x,
+        # the density times x taken in log space
+        from .api import jvp, stop_gradient
+        key, a = primals
+        log_x = log_gamma_sample(key, a)
+        ls, as_ = stop_gradient(log_x), stop_gradient(a)
+        dF = jvp(lambda a_: gammainc(a_, tnp.exp(ls)), (as_,), (tangents[1],))[1]
+        return log_x, -dF * tnp.exp(tnp.exp(ls) + lgamma(as_) - as_ * ls)
+    return log_gamma_sample
+
+
+def loggamma(key, a, shape=None, dtype=np.float64):
+    """``log`` of Gamma(a) samples, accurate where the samples themselves underflow (a far
+    below 1), as ``jax.random.loggamma``; differentiable in ``a``."""
+    dtype = _float_dtype(dtype, "loggamma")
+    shape = _param_shape(shape, (a,), "loggamma")
+    a = tnp.broadcast_to(tnp.asarray(a, dtype=dtype), shape)
+    # a <= 0 (or NaN) has no distribution: NaN there, as JAX gives; the sampler runs on
+    # a = 1 in its place (each element draws from its own bits, so the others' are kept)
+    valid = a > 0
+    samples = _log_gamma_sample_fn()(key, tnp.where(valid, a, 1.0))
+    return tnp.where(valid, samples, np.nan)
+
+
+def chisquare(key, df, shape=None, dtype=np.float64):
+    """Chi-square samples with ``df`` degrees of freedom, ``2 Gamma(df / 2)``, as
+    ``jax.random.chisquare``."""
+    dtype = _float_dtype(dtype, "chisquare")
+    shape = _param_shape(shape, (df,), "chisquare")
+    return 2 * tnp.exp(loggamma(key, tnp.asarray(df, dtype=dtype) / 2, shape, dtype))
+
+
+def f(key, dfnum, dfden, shape=None, dtype=np.float64):
+    """F(dfnum, dfden) samples, a ratio of scaled chi-squares, as ``jax.random.f``."""
+    dtype = _float_dtype(dtype, "f")
+    shape = _param_shape(shape, (dfnum, dfden), "f")
+    dfnum, dfden = tnp.asarray(dfnum, dtype=dtype), tnp.asarray(dfden, dtype=dtype)
+    k_den, k_num = split(key)
+    return (chisquare(k_num, dfnum, shape, dtype) / dfnum) \
+        / (chisquare(k_den, dfden, shape, dtype) / dfden)
+
+
+def generalized_normal(key, p, shape=(), dtype=np.float64):
+    """Samples of density proportional to ``exp(-|x|**p)``: a Rademacher sign times
+    ``Gamma(1/p) ** (1/p)``, as ``jax.random.generalized_normal``."""
+    dtype = _float_dtype(dtype, "generalized_normal")
+    shape = _shape_of(shape, "generalized_normal")
+    k_g, k_r = split(key)
+    g = gamma(k_g, 1.0 / p, shape, dtype)
+    return rademacher(k_r, shape, np.int64).astype(dtype) * g ** (1.0 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=np.float64):
+    """Points uniform in the ``d``-dimensional unit ``p``-norm ball (Barthe et al. 2005),
+    shape ``shape + (d,)``, as ``jax.random.ball``."""
+    dtype = _float_dtype(dtype, "ball")
+    shape = _shape_of(shape, "ball")
+    k_g, k_e = split(key)
+    g = generalized_normal(k_g, p, shape + (int(d),), dtype)
+    e = exponential(k_e, shape, dtype)
+    return g / ((tnp.sum(tnp.abs(g) ** p, axis=-1) + e) ** (1.0 / p))[..., None]
+
+
+def _binomial_inversion(key, n, p, shape):
+    """Binomial(n, p) for small ``n p``: the number of geometric waiting times that fit in
+    ``n`` trials."""
+    from .lax import while_loop
+    log1m_p = tnp.log1p(-p)
+
+    def cond(state):
+        i, _, total = state
+        return tnp.logical_and(i < 10 * _MAX_ROUNDS, tnp.any(total <= n))
+
+    def body(state):
+        i, count, total = state
+        count = tnp.where(total <= n, count + 1, count)
+        u = uniform(fold_in(key, i), shape, np.float64, _tiny(np.float64), 1.0)
+        return i + 1, count, total + tnp.ceil(tnp.log(u) / log1m_p)
+    init = (tnp.asarray(0), tnp.zeros(shape, np.float64), tnp.zeros(shape, np.float64))
+    return while_loop(cond, body, init)[1] - 1
+
+
+def _binomial_btrs(key, n, p, shape):
+    """Binomial(n, p) for ``n p >= 10``, ``p <= 1/2``: Hormann's transformed rejection with
+    squeeze (BTRS, "The generation of binomial random variates", 1993), accepting on the
+    exact log ratio of probabilities."""
+    spq = tnp.sqrt(n * p * (1 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    alpha = (2.83 + 5.1 / b) * spq
+    v_r = 0.92 - 4.2 / b
+    m = tnp.floor((n + 1) * p)
+    log_odds = tnp.log(p) - tnp.log1p(-p)
+    h = lgamma(m + 1) + lgamma(n - m + 1)
+
+    def propose(k):
+        ku, kv = split(k)
+        u = uniform(ku, shape) - 0.5
+        v = uniform(kv, shape, np.float64, _tiny(np.float64), 1.0)
+        us = 0.5 - tnp.abs(u)
+        kk = tnp.floor((2 * a / us + b) * u + n * p + 0.43)
+        inside = tnp.logical_and(kk >= 0, kk <= n)
+        ks = tnp.where(inside, kk, m)
+        squeeze = tnp.logical_and(us >= 0.07, v <= v_r)
+        log_v = tnp.log(v * alpha / (a / (us * us) + b))
+        exact = log_v <= h - lgamma(ks + 1) - lgamma(n - ks + 1) + (ks - m) * log_odds
+        return ks, tnp.logical_and(inside, tnp.logical_or(squeeze, exact))
+    return _rejection(key, shape, propose, np.float64)
+
+
+def binomial(key, n, p, shape=None, dtype=np.float64):
+    """Binomial(n, p) counts (as floats, JAX's default), as ``jax.random.binomial``:
+    inversion for ``n min(p, 1-p) < 10``, BTRS rejection above; NaN for ``p`` outside
+    ``[0, 1]`` or ``n < 0``."""
+    dtype = _float_dtype(dtype, "binomial")
+    shape = _param_shape(shape, (n, p), "binomial")
+    n = tnp.broadcast_to(tnp.asarray(n, dtype=np.float64), shape)
+    p = tnp.broadcast_to(tnp.asarray(p, dtype=np.float64), shape)
+    valid = tnp.logical_and(tnp.logical_and(p >= 0, p <= 1), n >= 0)
+    flip = p > 0.5
+    q = tnp.where(valid, tnp.where(flip, 1 - p, p), 0.5)
+    never = q == 0                  # (no waiting time ends: sampled on 1/2, then 0)
+    q = tnp.where(never, 0.5, q)
+    n_ok = tnp.where(valid, tnp.floor(n), 1.0)
+    small = n_ok * q < 10
+    k_inv, k_btrs = split(key)
+    count = tnp.where(
+        small,
+        _binomial_inversion(k_inv, tnp.where(small, n_ok, 1.0), tnp.where(small, q, 0.5),
+                            shape),
+        _binomial_btrs(k_btrs, tnp.where(small, 100.0, n_ok), tnp.where(small, 0.5, q),
+                       shape))
+    count = tnp.where(never, 0.0, count)
+    count = tnp.where(flip, n_ok - count, count)
+    return tnp.where(valid, count, np.nan).astype(dtype)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=np.float64, unroll=1):
+    """Counts of ``n`` draws over the outcomes of probabilities ``p`` (last axis), one
+    conditional binomial per outcome, as ``jax.random.multinomial``; ``shape`` is the
+    result's (ending with the outcomes' axis)."""
+    from .lax import scan
+    dtype = _float_dtype(dtype, "multinomial")
+    p = tnp.asarray(p, dtype=np.float64)
+    shape = tuple(p.shape) if shape is None else _shape_of(shape, "multinomial")
+    n = tnp.broadcast_to(tnp.asarray(n, dtype=np.float64), shape[:-1])
+    p = tnp.moveaxis(tnp.broadcast_to(p, shape), -1, 0)
+    remaining = tnp.flip(tnp.cumsum(tnp.flip(p, 0), axis=0), 0)
+    ratios = tnp.clip(p / tnp.where(remaining == 0, 1, remaining), 0, 1)
+
+    def step(left, ratio_key):
+        ratio, k = ratio_key
+        count = binomial(k, left, ratio, dtype=np.float64)
+        return left - count, count
+    _, counts = scan(step, n, (ratios, split(key, shape[-1])), unroll=unroll)
+    return tnp.moveaxis(counts, 0, -1).astype(dtype)
+
+
+# ---------------------------------------------------------------- keys as JAX's typed keys
+
+def key_data(keys):
+    """The words of ``keys``: the keys themselves, ``(..., 2)`` int64 arrays of 32-bit
+    words (``jax.random.key_data`` gives them as uint32, which tf_numba does not have)."""
+    return tnp.asarray(keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Keys from their words (``jax.random.wrap_key_data``): a ``(..., 2)`` array of 32-bit
+    words, JAX's uint32 key data included, as tf_numba's int64 keys."""
+    if impl not in (None, "threefry2x32"):
+        raise DTypeError(f"impl={impl!r}: tf_numba's keys are threefry2x32 keys",
+                         op="random.wrap_key_data")
+    data = tnp.asarray(key_bits_array)
+    if data.ndim < 1 or data.shape[-1] != 2:
+        raise ShapeError(f"key data has shape {tuple(data.shape)}; keys are (..., 2) words",
+                         op="random.wrap_key_data")
+    return data.astype(np.int64)
+
+
+def key_impl(keys):
+    """The generator of ``keys``: ``'threefry2x32'``, JAX's default."""
+    return "threefry2x32"
+
+
+def clone(key):
+    """``key`` itself (``jax.random.clone``: a copy for reuse, which only JAX's key-reuse
+    checker tells apart)."""
+    return key
 
 
 def poisson(key, lam, shape=None, dtype=np.int64):
