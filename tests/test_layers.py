@@ -16,8 +16,10 @@ imports = functools.cache(import_layers.imports)     # (each test reads every fi
 LAYERS = [
     "errors _heap",
     "core",                    # the IR, tracing, rule tables: registries filled from above
-    "config debug tree_util _reference device dtypes typing",
-    "tracebacks tree",
+    "config _reference device dtypes typing",
+    "tracebacks",              # where an error leaves the public functions (every module's)
+    "debug tree_util",
+    "tree",
     "kernel_vocab",            # how a primitive lowers: the words ops states lowerings in
     "transforms",              # jvp, partial eval, transpose, vmap, simplify
     "ops",                     # the primitives and their rules

@@ -44,7 +44,8 @@ def test_readme_starts_with_the_two_setup_commands():
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the last line is an exception note, "
-                    "which Python 3.11 added")
+                    "which Python 3.11 added (3.10 shows tf_numba's frame that raised the "
+                    "error again instead: tracebacks.RAISE_AGAIN)")
 def test_readme_tracebacks_are_what_a_terminal_shows(tmp_path):
     """Run as ``python example.py``, each failing block prints the README's traceback
     (the column markers under a line, which vary with Python's version, aside)."""

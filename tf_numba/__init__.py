@@ -86,6 +86,9 @@ __all__ = [
     "numpy", "optimizers", "random", "runtime", "sharding", "test_util", "tree", "tree_util",
     "typing"]
 
+from .tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
+_mark_entry_points(vars(config))   # (config cannot: tracebacks reads its switch)
 from .core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir(tf) shows __all__, not the implementation modules
 

@@ -407,7 +407,6 @@ def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
                              "the primal's shape and dtype", op="jvp", source=user_source())
 
 
-@api_boundary
 def jvp(fn, primals, tangents):
     """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX."""
     primals, tangents = tuple(primals), tuple(tangents)
@@ -428,7 +427,6 @@ def jvp(fn, primals, tangents):
             pytree.unflatten(traced.out_tree, flat[k:]))
 
 
-@api_boundary
 def linearize(fn, *primals):
     """``linearize(f, x) -> (f(x), f_jvp)`` where ``f_jvp(t)`` evaluates only the linear part."""
     p_leaves = pytree.flatten(primals)[0]
@@ -454,7 +452,6 @@ def linearize(fn, *primals):
     return pytree.unflatten(traced.out_tree, _eager_results(outs[:k])), f_jvp
 
 
-@api_boundary
 def vjp(fn, *primals, has_aux=False):
     """Reverse mode: ``vjp(f, x) -> (f(x), vjp_fn)`` with ``vjp_fn(ct) -> (ct_x,)``, as in JAX.
 
@@ -747,7 +744,6 @@ def hessian(fn, argnums=0, has_aux=False, holomorphic=False):
 jacobian = jacrev   # jax.jacobian's name: reverse mode
 
 
-@api_boundary
 def eval_shape(fn, *args, **kwargs):
     """The shapes and dtypes ``fn(*args, **kwargs)`` would return, as a pytree of
     ``ShapeDtype`` (``jax.eval_shape``): ``fn`` is traced, not run. Arguments may be

@@ -97,18 +97,19 @@ def _positional(owner, args, kwargs):
         return args
     bound = inspect.signature(owner.fun).bind(*args, **kwargs)
     if bound.kwargs:
-        raise TfNumbaError(f"{owner.kind} function {owner.fun.__qualname__}: keyword-only "
-                           f"arguments {sorted(bound.kwargs)} are not supported; make them "
-                           "positional or close over them", source=user_source())
+        raise TfNumbaError(f"function {owner.fun.__qualname__}: keyword-only arguments "
+                           f"{sorted(bound.kwargs)} are not supported; make them positional "
+                           "or close over them", op=owner.kind, source=user_source())
     return bound.args
 
 
 def _call_with_rule(prim, owner, args):
     """Run ``owner.fun`` eagerly, or trace it into a ``prim`` equation carrying the rule."""
     if owner.nondiff_argnums and max(owner.nondiff_argnums) >= len(args):
-        raise TfNumbaError(f"{owner.kind} function {owner.fun.__qualname__} has "
+        raise TfNumbaError(f"function {owner.fun.__qualname__} has "
                            f"nondiff_argnums={owner.nondiff_argnums} but was called with "
-                           f"{len(args)} positional arguments", source=user_source())
+                           f"{len(args)} positional arguments", op=owner.kind,
+                           source=user_source())
     rule = _BoundRule(owner, args)
     leaves, _ = pytree.flatten(rule.diff_args)
     if _is_eager(leaves):
@@ -159,6 +160,8 @@ def _leaves_or_none(treedef, tree, what):
         if x is None or type(x) is Zero:
             out.extend([None] * td.num_leaves)
         elif td.kind is None:
+            if pytree.flatten(x)[1] != pytree.LEAF:
+                raise PytreeError(f"{pytree.flatten(x)[1]} where a leaf belongs")
             out.append(x)
         else:
             level = pytree.TreeDef(td.kind, td.aux, (pytree.LEAF,) * len(td.children))
@@ -312,8 +315,8 @@ class custom_jvp:
         ...           lambda ty, ans, x, y: tnp.sin(x) * ty)
         """
         if self.nondiff_argnums:
-            raise TfNumbaError(f"custom_jvp function {self.fun.__qualname__}: defjvps does "
-                               "not take nondiff_argnums; use defjvp")
+            raise TfNumbaError(f"function {self.fun.__qualname__}: defjvps does not take "
+                               "nondiff_argnums; use defjvp", op="custom_jvp")
 
         def jvp(primals, tangents):
             ans = self(*primals)
@@ -327,8 +330,8 @@ class custom_jvp:
 
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
-            raise TfNumbaError(f"custom_jvp function {self.fun.__qualname__} has no JVP rule; "
-                               "define one with @f.defjvp", source=user_source())
+            raise TfNumbaError(f"function {self.fun.__qualname__} has no JVP rule; define "
+                               "one with @f.defjvp", op="custom_jvp", source=user_source())
         return _call_with_rule(custom_jvp_call_p, self, _positional(self, args, kwargs))
 
 
@@ -391,8 +394,8 @@ class custom_vjp:
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
-            raise TfNumbaError(f"custom_vjp function {self.fun.__qualname__} has no rule; "
-                               "define one with f.defvjp(fwd, bwd)", source=user_source())
+            raise TfNumbaError(f"function {self.fun.__qualname__} has no rule; define one "
+                               "with f.defvjp(fwd, bwd)", op="custom_vjp", source=user_source())
         return _call_with_rule(custom_vjp_call_p, self, _positional(self, args, kwargs))
 
 

@@ -61,4 +61,6 @@ def _print_batch(args, dims, *, fmt, tree):
 register("jvp", debug_print_p, _print_jvp)
 register("batch", debug_print_p, _print_batch)
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 __dir__ = public_dir(globals())

@@ -20,7 +20,7 @@ from .core.written import Written
 from .lowering.compile_log import compiling_for
 from .errors import ArgumentError, TfNumbaError
 from .runtime import CpuEngine, default_runtime
-from .tracebacks import api_boundary, drop_internal_frames, entry_point
+from .tracebacks import RAISE_AGAIN, api_boundary, entry_point, leave
 from .transforms.simplify import simplify
 
 
@@ -74,7 +74,7 @@ class Jitted:
         self.tiered = tiered
         engine = CpuEngine() if engine is None else engine
         if engine.target() != CpuEngine.TARGET:
-            raise TfNumbaError(f"jit runs on the CPU engine; got {engine!r}")
+            raise TfNumbaError(f"runs on the CPU engine; got {engine!r}", op="jit")
         self.threads = engine.threads
         self.static_argnums = _normalize_argnums(static_argnums, None, "static_argnums")
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
@@ -135,7 +135,8 @@ class Jitted:
                                 return fast(signature[1])
                 return call_slow(args, kwargs)
             except TfNumbaError as err:
-                drop_internal_frames(err, sys._getframe())
+                if leave(err, sys._getframe()) and RAISE_AGAIN:
+                    raise err  # (frames removed; TF_NUMBA_TRACEBACK_FILTERING=off shows them)
                 raise
         entry_point(jitted)
         jitted.lower = self.lower

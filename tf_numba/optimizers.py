@@ -16,7 +16,7 @@ import numpy as np
 
 from . import numpy as tnp
 from .core import pytree
-from .errors import PytreeError
+from .errors import ArgumentError, PytreeError
 
 __all__ = ["JoinPoint", "Optimizer", "OptimizerState", "adagrad", "adam", "adamax", "adamw",
            "clip_by_global_norm", "clip_grads", "constant", "cosine_decay",
@@ -78,8 +78,8 @@ def piecewise_constant(boundaries, values):
     len(boundaries) + 1)."""
     boundaries, values = np.asarray(boundaries), np.asarray(values)
     if values.shape != (boundaries.size + 1,):
-        raise ValueError(f"piecewise_constant: {values.size} values for {boundaries.size} "
-                         "boundaries; give one more value than boundaries")
+        raise ArgumentError(f"{values.size} values for {boundaries.size} boundaries; give "
+                            "one more value than boundaries", op="piecewise_constant")
 
     def schedule(i):
         return tnp.take(values, tnp.sum(tnp.asarray(i) > boundaries))
@@ -113,10 +113,10 @@ def make_schedule(scalar_or_schedule):
     """A schedule from a schedule or from a constant step size."""
     if callable(scalar_or_schedule):
         return scalar_or_schedule
-    if np.ndim(scalar_or_schedule) == 0:
+    if np.ndim(scalar_or_schedule) == 0 and np.asarray(scalar_or_schedule).dtype.kind in "biuf":
         return constant(scalar_or_schedule)
-    raise TypeError(f"a step size is a number or a function of the step number, got "
-                    f"{type(scalar_or_schedule).__name__}")
+    raise ArgumentError(f"a step size is a number or a function of the step number, got "
+                        f"{type(scalar_or_schedule).__name__} {scalar_or_schedule!r}")
 
 
 def _scale(step_size, i, x):
@@ -154,15 +154,15 @@ def optimizer(opt_maker):
             states_flat, tree, subtrees = opt_state
             grad_flat, grad_tree_def = pytree.flatten(grad_tree)
             if grad_tree_def != tree:
-                raise PytreeError(f"{opt_maker.__name__} update: the gradient has structure "
-                                  f"{grad_tree_def}, the parameters {tree}; pass the "
-                                  "gradient of the parameters the state was made from")
+                raise PytreeError(f"the gradient has structure {grad_tree_def}, the "
+                                  f"parameters {tree}; pass the gradient of the parameters "
+                                  "the state was made from", op=f"{opt_maker.__name__} update")
             new = []
             for g, s, sub in zip(grad_flat, states_flat, subtrees):
                 leaves, sub_new = pytree.flatten(update(i, g, pytree.unflatten(sub, s)))
                 if sub_new != sub:
-                    raise PytreeError(f"{opt_maker.__name__} update changed a state's "
-                                      f"structure from {sub} to {sub_new}")
+                    raise PytreeError(f"changed a state's structure from {sub} to "
+                                      f"{sub_new}", op=f"{opt_maker.__name__} update")
                 new.append(leaves)
             return OptimizerState(new, tree, subtrees)
 
@@ -416,12 +416,14 @@ def pack_optimizer_state(marked_pytree):
     """The ``OptimizerState`` that ``unpack_optimizer_state`` made ``marked_pytree`` of."""
     joins, tree = pytree.flatten(marked_pytree)
     if not all(isinstance(j, JoinPoint) for j in joins):
-        raise PytreeError("pack_optimizer_state: every leaf must be a JoinPoint, as "
-                          "unpack_optimizer_state makes them; got "
-                          f"{sorted({type(j).__name__ for j in joins})}")
+        raise PytreeError("every leaf must be a JoinPoint, as unpack_optimizer_state makes "
+                          f"them; got {sorted({type(j).__name__ for j in joins})}",
+                          op="pack_optimizer_state")
     states = [pytree.flatten(j.subtree) for j in joins]
     return OptimizerState([s for s, _ in states], tree, tuple(t for _, t in states))
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

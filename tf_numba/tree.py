@@ -21,5 +21,7 @@ __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves
            "map", "map_with_path", "reduce", "structure", "transpose", "unflatten"]
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -116,8 +116,9 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     leaves, treedef = pytree.flatten(pytree_to_transpose)
     expected = outer_treedef.compose(inner_treedef)
     if treedef != expected:
-        raise PytreeError(f"tree_transpose: the tree has structure {treedef}, which is not "
-                          f"{outer_treedef} of {inner_treedef} ({expected})")
+        raise PytreeError(f"the tree has structure {treedef}, which is not "
+                          f"{outer_treedef} of {inner_treedef} ({expected})",
+                          op="tree_transpose")
     n_inner = inner_treedef.num_leaves
     per_outer = [leaves[i:i + n_inner] for i in range(0, len(leaves), n_inner)]
     return pytree.unflatten(inner_treedef, [pytree.unflatten(outer_treedef, list(column))
@@ -194,14 +195,14 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     """
     if data_fields is None and meta_fields is None:
         if not dataclasses.is_dataclass(nodetype):
-            raise PytreeError(f"register_dataclass({nodetype.__name__}): it is not a "
-                              "dataclass; pass data_fields and meta_fields")
+            raise PytreeError("it is not a dataclass; pass data_fields and meta_fields",
+                              op=f"register_dataclass({nodetype.__name__})")
         fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
         meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
         data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
     elif data_fields is None or meta_fields is None:
-        raise PytreeError(f"register_dataclass({nodetype.__name__}): give both data_fields "
-                          "and meta_fields, or neither")
+        raise PytreeError("give both data_fields and meta_fields, or neither",
+                          op=f"register_dataclass({nodetype.__name__})")
     return pytree.register_dataclass(nodetype, data_fields, meta_fields)
 
 
@@ -225,5 +226,7 @@ pytree.register_pytree_node(
     lambda func, children: Partial(func, *children[0], **children[1]))
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

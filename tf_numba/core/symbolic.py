@@ -60,9 +60,8 @@ def bind_dims(program, args, what="input"):
     for g in program.guards:
         lhs, rhs = evaluate(g.lhs, values), evaluate(g.rhs, values)
         if not g.holds(lhs, rhs):
-            where = f"\n  at {g.source}" if g.source else ""
             raise ShapeError(f"needs {g!r}, but the inputs give {g.lhs} = {lhs} and "
-                             f"{g.rhs} = {rhs}{where}", op=g.op)
+                             f"{g.rhs} = {rhs}", op=g.op, source=g.source)
     return values
 
 

@@ -327,7 +327,8 @@ class ProgramBuilder:
             try:
                 out = prim.abstract_eval(*avals, **params)
             except TfNumbaError as err:
-                raise err.locate(prim.name, source) from None
+                err.locate(prim.name, source)
+                raise
             if key is not None:
                 if len(_KNOWN_EVALS) >= 8192:
                     _KNOWN_EVALS.clear()
@@ -410,7 +411,8 @@ def _run_now(prim, args, params):
     try:
         out_aval = prim.abstract_eval(*(aval_of_value(a) for a in args), **params)
     except TfNumbaError as err:
-        raise err.locate(prim.name, user_source()) from None
+        err.locate(prim.name, user_source())
+        raise
     out = prim.impl(*args, **params)
     if prim.multiple_results:
         return [_as_dtype(o, a) for o, a in zip(out, out_aval)]

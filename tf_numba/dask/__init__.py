@@ -30,4 +30,6 @@ from .api import map_blocks, value_and_grad, vmap
 from .worker import ShippedProgram
 
 __all__ = ["ShippedProgram", "map_blocks", "value_and_grad", "vmap"]
+from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 __dir__ = _public_dir(globals())   # dir() shows __all__, not dask or the submodules

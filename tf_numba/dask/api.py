@@ -228,12 +228,13 @@ def _positional(fn, args, kwargs, what):
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):     # no signature to read (some C callables)
-        raise ArgumentError(f"tf_numba.dask.{what} cannot tell where the keyword arguments "
-                            f"{sorted(kwargs)} go in {name!r}: pass them by position") from None
+        raise ArgumentError(f"cannot tell where the keyword arguments {sorted(kwargs)} go in "
+                            f"{name!r}: pass them by position",
+                            op=f"tf_numba.dask.{what}") from None
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as err:
-        raise ArgumentError(f"tf_numba.dask.{what} of {name!r}: {err}") from None
+        raise ArgumentError(f"{name!r}: {err}", op=f"tf_numba.dask.{what}") from None
     given, parameters = bound.arguments, list(signature.parameters.values())
     positional = [q for q in parameters
                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
@@ -247,9 +248,9 @@ def _positional(fn, args, kwargs, what):
     rest += [k for q in parameters if q.kind == q.VAR_KEYWORD for k in given.get(q.name, {})]
     if rest:
         raise UnsupportedError(
-            f"tf_numba.dask.{what} passes arguments to {name!r} by position, and "
-            f"{sorted(rest)} are keyword-only there: bind them first "
-            "(functools.partial) or make them positional")
+            f"passes arguments to {name!r} by position, and {sorted(rest)} are keyword-only "
+            "there: bind them first (functools.partial) or make them positional",
+            op=f"tf_numba.dask.{what}")
     return args
 
 
@@ -270,8 +271,8 @@ def _rows_args(args, mapped, what):
     first = next((x for m, ls in zip(mapped, leaves) if m for x in ls if is_dask_array(x)),
                  None)
     if first is None:
-        raise UnsupportedError(f"tf_numba.dask.{what} needs a Dask array among the "
-                               "arguments it maps over")
+        raise UnsupportedError("needs a Dask array among the arguments it maps over",
+                               op=f"tf_numba.dask.{what}")
     out = []
     for i, (a, m, ls) in enumerate(zip(args, mapped, leaves)):
         if not m:
@@ -309,8 +310,8 @@ def vmap(f, in_axes=0):
         for i, ax in enumerate(axes):
             if ax not in (0, None):
                 raise UnsupportedError(
-                    f"tf_numba.dask.vmap maps over the leading (chunked) axis: in_axes entry "
-                    f"{i} is {ax!r}, use 0 or None (move the axis to the front first)")
+                    f"maps over the leading (chunked) axis: in_axes entry {i} is {ax!r}, use "
+                    "0 or None (move the axis to the front first)", op="tf_numba.dask.vmap")
         args = _rows_args(args, [ax == 0 for ax in axes], "vmap")
         leaves, in_tree = pytree.flatten(tuple(args))
         arrays, _ = _split_leaves(leaves)

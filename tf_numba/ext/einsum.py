@@ -242,8 +242,9 @@ def _opt_einsum_path(kind, sets, out, sizes):
     try:
         import opt_einsum
     except ImportError:
-        raise UnsupportedError(f"einsum optimize={kind!r} needs opt_einsum (not installed); "
-                               "use 'greedy', 'optimal', False or an explicit path") from None
+        raise UnsupportedError(f"optimize={kind!r} needs opt_einsum (not installed); use "
+                               "'greedy', 'optimal', False or an explicit path",
+                               op="einsum") from None
     fn = opt_einsum.paths.get_path_fn(kind)
     size_dict = {lab: _cost_size(d) for lab, d in sizes.items()}
     return [tuple(p) for p in fn([set(s) for s in sets], set(out), size_dict)]

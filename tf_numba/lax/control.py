@@ -168,11 +168,21 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     >>> fori_loop(0, 4, lambda i, s: s + i, 0)
     array(6)
     """
+    in_leaves, tree = flat(init_val)
+    in_avals = [aval_of(x) for x in in_leaves]
+
+    def body(i, val):           # (checked here, so an error names fori_loop, not scan)
+        out = body_fun(i, val)
+        out_leaves, out_tree = flat(out)
+        _check_carry(tree, out_tree, in_avals, [aval_of(x) for x in out_leaves], "fori_loop",
+                     "body_fun")
+        return out
+
     lo, hi = concrete_int(lower), concrete_int(upper)
     if lo is not None and hi is not None:
         def step(carry, _):
             i, val = carry
-            return (ew.add(i, np.int64(1)), body_fun(i, val)), None
+            return (ew.add(i, np.int64(1)), body(i, val)), None
         (_, val), _ = scan(step, (np.int64(lo), init_val), None, length=builtins.max(hi - lo, 0))
         return val
     lower = ew.convert_element_type(leaf(lower), dtypes.int64)
@@ -183,7 +193,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     def loop_body(carry):
         i, n, val = carry
-        return ew.add(i, np.int64(1)), n, body_fun(i, val)
+        return ew.add(i, np.int64(1)), n, body(i, val)
     return while_loop(loop_cond, loop_body, (lower, upper, init_val))[2]
 
 

@@ -40,21 +40,10 @@ from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
 from .index_tricks import *  # noqa: F401,F403
-from . import creation, indexing, manipulation, math, numerical, products, reductions, sorting
-from . import functional
 from . import fft, linalg  # noqa: F401  (tnp.fft, tnp.linalg)
-from ._promote import locate_errors as _locate_errors, result_type
-from .index_tricks import fill_diagonal
+from ._promote import result_type  # noqa: F401  (tnp.result_type)
 from .products import einsum  # noqa: F401  (tnp.einsum)
 from ..ext.einsum import einsum_path  # noqa: F401  (tnp.einsum_path)
-
-# Errors from any public function name it and the user's line (see _promote.locate_errors).
-for _module in (creation, indexing, manipulation, math, numerical, products, reductions,
-                sorting, functional):
-    for _name in _module.__all__:
-        globals()[_name] = _locate_errors(getattr(_module, _name))
-result_type = _locate_errors(result_type)
-fill_diagonal = _locate_errors(fill_diagonal)   # (r_ and c_ are objects, not functions)
 
 _methods.install(_sys.modules[__name__])
 
@@ -95,4 +84,6 @@ from ..core.public import public_dir as _public_dir  # noqa: E402
 __all__ = sorted(name for name, value in globals().items()
                  if not name.startswith("_") and (not isinstance(value, _types.ModuleType)
                                                   or name in ("linalg", "fft")))
+from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # errors name the function and the user's line (tracebacks.py)
 __dir__ = _public_dir(globals())

@@ -8,7 +8,7 @@ import numpy as np
 from ..core.trace import Tracer, user_source
 from ..errors import ImmutableArrayError
 from . import indexing, manipulation, math, products, reductions, sorting
-from ._promote import locate_errors
+from ..tracebacks import api_boundary
 
 
 def _is_operand(x):
@@ -134,9 +134,12 @@ _PROPERTIES = {
 
 def install(namespace):
     """Attach everything above to Tracer (idempotent), and ``namespace`` (``tf_numba.numpy``)
-    as the functions NumPy's operators on a tracer run; errors name the user's line."""
+    as the functions NumPy's operators on a tracer run; each is an entry point, so its
+    errors name the op and the user's line."""
     Tracer._tnp = namespace
-    located = locate_errors
+
+    def located(fn):
+        return api_boundary(fn, fn.__name__)
     for name, fn in _BINARY.items():
         setattr(Tracer, f"__{name}__", located(_forward(fn)))
         setattr(Tracer, f"__r{name}__", located(_reflected(fn)))

@@ -7,37 +7,16 @@ would run for those dtypes; ``broadcast_all`` widens operands to their common sh
 """
 import functools
 import operator
-import sys
 
 import numpy as np
 
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import broadcast_shapes, normalize_axes, normalize_axis, same_shape
-from ..core.trace import Tracer, current_builder, user_source
-from ..errors import ConcretizationError, DTypeError, ShapeError, TfNumbaError, UnsupportedError
+from ..core.trace import Tracer, current_builder
+from ..errors import ConcretizationError, DTypeError, ShapeError, UnsupportedError
 from ..ops import elementwise as ew
 from ..ops import layout
-from ..tracebacks import drop_internal_frames, entry_point
-
-
-def locate_errors(fn):
-    """``fn`` whose tf_numba errors name it (if they name no op) and the user's source line.
-
-    Applied at the public boundary (``tnp.*``, Tracer operators, ``.at`` updates), so an
-    error raised deep inside a composite still points at the user's call; it is a public
-    entry point, where the error's traceback loses tf_numba's frames (``tracebacks``).
-    """
-    @functools.wraps(fn)
-    def located(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except TfNumbaError as err:
-            if err.source is None or err.op is None:
-                err.locate(fn.__name__, user_source())
-            drop_internal_frames(err, sys._getframe())
-            raise
-    return entry_point(located)
 
 
 def is_tracer(x):

@@ -43,8 +43,8 @@ def _as_real(x):
     x = P.asarray(x)
     dt = P.concrete_dtype(x)
     if dtypes.is_complex(dt):
-        raise DTypeError(f"rfft needs real input, got {dt.name}: use fft, or take the real "
-                         "part first")
+        raise DTypeError(f"needs real input, got {dt.name}: use fft, or take the real "
+                         "part first", op="rfft")
     return P.cast(x, dtypes.inexact_of(dt))
 
 
@@ -220,5 +220,7 @@ def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -27,6 +27,7 @@ from ..ops import layout
 from ..ops import reductions as red
 from ..ops import sorting
 from . import _promote as P
+from ..tracebacks import api_boundary
 
 __all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "flatnonzero",
            "argwhere", "compress", "extract", "select", "unravel_index",
@@ -431,7 +432,7 @@ def _unique_concrete(matrix):
     return len(np.unique(flat, axis=0)) == len(flat)
 
 
-@P.locate_errors
+@api_boundary     # (``x.at[i].set(v)``: the user calls it through _AtIndexer)
 def _update(x, idx, values, kind):
     x = P.asarray(x)
     if P.is_weak(x):

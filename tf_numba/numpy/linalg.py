@@ -322,8 +322,8 @@ def lstsq(a, b, rcond=None):
     a, b = inexact(a, b)
     sa, sb = _shape(a), _shape(b)
     if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
-        raise LinAlgShapeError(f"lstsq needs a 2-D a and a 1-D or 2-D b with matching rows, "
-                               f"got {sa} and {sb}")
+        raise LinAlgShapeError(f"needs a 2-D a and a 1-D or 2-D b with matching rows, got "
+                               f"{sa} and {sb}", op="lstsq")
     m, n = sa
     cut = float(np.finfo(a.dtype).eps) * builtins.max(m, n) if rcond is None else float(rcond)
     x = tnp.matmul(L.pinv(a, cut), b)
@@ -374,8 +374,9 @@ def tensorsolve(a, b, axes=None):
     rows = int(np.prod(sa[:nb], dtype=np.int64))
     cols = int(np.prod(x_shape, dtype=np.int64))
     if rows != cols:
-        raise LinAlgShapeError(f"tensorsolve: the product of a's first {nb} dims ({rows}) "
-                               f"must equal that of the rest ({cols}), for a of shape {sa}")
+        raise LinAlgShapeError(f"the product of a's first {nb} dims ({rows}) must equal "
+                               f"that of the rest ({cols}), for a of shape {sa}",
+                               op="tensorsolve")
     x = L.solve(tnp.reshape(a, (rows, cols)), tnp.reshape(b, (rows, 1)))
     return tnp.reshape(x, x_shape)
 
@@ -390,8 +391,9 @@ def tensorinv(a, ind=2):
     rows = int(np.prod(sa[:ind], dtype=np.int64))
     cols = int(np.prod(sa[ind:], dtype=np.int64))
     if rows != cols:
-        raise LinAlgShapeError(f"tensorinv: the product of a's first {ind} dims ({rows}) "
-                               f"must equal that of the rest ({cols}), for a of shape {sa}")
+        raise LinAlgShapeError(f"the product of a's first {ind} dims ({rows}) must equal "
+                               f"that of the rest ({cols}), for a of shape {sa}",
+                               op="tensorinv")
     return tnp.reshape(L.inv(tnp.reshape(a, (rows, cols))), sa[ind:] + sa[:ind])
 
 
@@ -440,5 +442,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     return P.scalar_result(tnp.sum(s > tol, axis=-1))
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -7,7 +7,6 @@ are static Python ints; dims that are symbols pass through where no arithmetic i
 import functools
 import math
 import operator
-import sys
 
 import numpy as np
 
@@ -20,7 +19,6 @@ from ..core.trace import user_source
 from ..errors import DTypeError, ShapeError, TfNumbaError
 from ..kernel_vocab.rules import IndexMap
 from ..kernel_vocab.scalar_exprs import typed
-from ..tracebacks import drop_internal_frames, entry_point
 from ..transforms import batching
 
 PRIMS = {}
@@ -36,10 +34,8 @@ def located(fn):
         except TfNumbaError as err:
             if err.source is None:
                 err.locate(fn.__name__, user_source())
-                err.__suppress_context__ = True         # as ``raise ... from None``
-            drop_internal_frames(err, sys._getframe())
             raise
-    return entry_point(op)
+    return op
 
 
 def _declare(name, abstract_eval, impl, **kwargs):

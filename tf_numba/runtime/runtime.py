@@ -160,8 +160,8 @@ class Runtime:
         """The Prepared plan of ``program`` for these inputs and engine targets."""
         targets = tuple(targets)
         if not targets:
-            raise EmptyTargets("prepare needs at least one engine target, e.g. "
-                               "[CpuEngine().target()]")
+            raise EmptyTargets("needs at least one engine target, e.g. [CpuEngine().target()]",
+                               op="Runtime.prepare")
         args = self.bind_inputs(program, inputs)
         bind_dims(program, args)            # shapes and guards, before anything runs
         config, epoch = self._config, self._epoch

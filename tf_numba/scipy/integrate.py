@@ -480,3 +480,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, args=None, rtol=1e-3,
                 mxstep=np.inf, hmax=max_step, tfirst=True)
     status = tnp.where(tnp.all(tnp.isfinite(ys)), 0, -1)
     return OdeResult(times, tnp.moveaxis(ys[1:], 0, -1), status, status == 0)
+
+
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code

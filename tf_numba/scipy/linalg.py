@@ -14,7 +14,7 @@ array([1., 2.])
 import numpy as np
 
 from ..core.linear import aval_of
-from ..errors import UnsupportedError
+from ..errors import ArgumentError, UnsupportedError
 from ..ext import linalg as L
 from ..numpy import linalg as nl
 
@@ -47,9 +47,19 @@ def _rhs(name, a, b):
     return a, b, vector
 
 
+# the structures scipy.linalg.solve's ``assume_a`` names; each is solved as a general matrix
+# here, which gives the same ``x`` for a matrix of that structure
+_STRUCTURES = ("gen", "general", "sym", "symmetric", "her", "hermitian", "pos",
+               "positive definite", "diagonal", "tridiagonal", "banded", "upper triangular",
+               "lower triangular")
+
+
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
     """``x`` with ``a @ x == b`` (``transposed``: ``a.T @ x == b``)."""
+    if assume_a is not None and assume_a not in _STRUCTURES:
+        raise ArgumentError(f"{assume_a!r} is not a recognized matrix structure; assume_a is "
+                            f"one of {', '.join(map(repr, _STRUCTURES))}", op="solve")
     a, b = nl.inexact(a, b)
     nl._matrices("solve", a)
     if transposed:
@@ -391,5 +401,7 @@ def toeplitz(c, r=None):
     return tnp.take(vals, index, axis=-1)
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -661,5 +661,7 @@ def fsolve(func, x0, args=(), fprime=None, full_output=False, xtol=1.49012e-8, m
     return res.x, info, ier, res.message if not P.is_tracer(res.status) else ""
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

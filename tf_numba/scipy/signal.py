@@ -132,5 +132,7 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
     return pieces[0] if len(pieces) == 1 else tnp.concatenate(pieces, axis=ax)
 
 
+from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers

@@ -32,6 +32,7 @@ from ... import nn
 from ...errors import UnsupportedError
 from ...numpy import _promote as P
 from ...ops import elementwise as ew
+from ...tracebacks import api_boundary
 
 NAN = float("nan")
 INF = float("inf")
@@ -159,7 +160,6 @@ class Distribution:
         qualname = f"{self.name}.{method}"
         dist = self
 
-        @P.locate_errors
         def fn(*args, **kwargs):
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
@@ -171,7 +171,7 @@ class Distribution:
         fn.__qualname__ = qualname
         fn.__signature__ = sig
         fn.__doc__ = self._method_doc(method, sig)
-        return fn
+        return api_boundary(fn, qualname)
 
     def _method_doc(self, method, sig):
         how = self.provided(method)

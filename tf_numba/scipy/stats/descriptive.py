@@ -23,7 +23,6 @@ from .. import special as sc
 RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
 
 
-@P.locate_errors
 def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=False):
     """The Shannon entropy of ``pk`` (``-sum(pk log pk)``), or with ``qk`` the relative
     entropy ``sum(pk log(pk / qk))``, along ``axis``, each normalized to sum to 1 first;
@@ -62,7 +61,6 @@ def _ranks(x, method):
     return {"min": low, "max": high, "average": (low + high) * 0.5}[method]
 
 
-@P.locate_errors
 def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     """Ranks of ``a`` from 1, ties resolved by ``method`` ('average', 'min', 'max',
     'dense', 'ordinal'), over the flattened array or along ``axis``, as

@@ -102,7 +102,6 @@ class gaussian_kde:
                              f"{self.d}", op="gaussian_kde")
         return x
 
-    @P.locate_errors
     def logpdf(self, points):
         """``log`` of the estimated density at ``points`` (``(d, m)``), a vector of ``m``:
         a ``logsumexp`` over the kernels, accurate far from the data."""

@@ -85,7 +85,6 @@ class multivariate_normal_gen:
         out = self._logpdf("multivariate_normal.pdf", x, mean, cov, allow_singular)
         return P.scalar_result(tnp.exp(out))
 
-    @P.locate_errors
     def _logpdf(self, name, x, mean, cov, allow_singular):
         x, mean, cov, batched = self._parameters(name, x, mean, cov)
         dev = x - mean
@@ -254,7 +253,6 @@ class dirichlet_gen:
         """The density at ``x``: ``exp(logpdf)``."""
         return P.scalar_result(tnp.exp(self._logpdf("dirichlet.pdf", x, alpha)))
 
-    @P.locate_errors
     def _logpdf(self, name, x, alpha):
         x, alpha = _same_float(x, alpha)
         k = _shape(alpha)[0] if len(_shape(alpha)) == 1 else None
@@ -303,7 +301,6 @@ class multinomial_gen:
         """The probability of the counts ``x``: ``exp(logpmf)``."""
         return P.scalar_result(tnp.exp(self._logpmf("multinomial.pmf", x, n, p)))
 
-    @P.locate_errors
     def _logpmf(self, name, x, n, p):
         x, p, n = _same_float(x, p, n)
         x, n = ew.stop_gradient(x), ew.stop_gradient(n)    # counts: no derivative
