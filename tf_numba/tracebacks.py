@@ -14,6 +14,7 @@ the frames of any other library, and every frame of an exception that is not a
 ``tf.config.update("tf_numba_traceback_filtering", "off")`` keeps every frame.
 """
 import functools
+import inspect
 import os
 import sys
 import types
@@ -61,12 +62,16 @@ def api_boundary(fn, op=None):
     @functools.wraps(fn)
     def public(*args, **kwargs):
         try:
-            return _hand_back(fn(*args, **kwargs))
+            out = fn(*args, **kwargs)
         except TfNumbaError as err:
             if leave(err, sys._getframe(), op) and RAISE_AGAIN:
                 raise err  # (frames removed; TF_NUMBA_TRACEBACK_FILTERING=off shows them)
             raise
+        return _hand_back(out) if type(out) is _FUNCTION or isinstance(out, tuple) else out
     return entry_point(public)
+
+
+_FUNCTION = types.FunctionType
 
 
 def _is_own_function(value):
@@ -77,11 +82,12 @@ def _is_own_function(value):
 
 
 def _hand_back(out):
-    """What an entry point returns, with the tf_numba functions in it (a function, or a
-    tuple of them: an optimizer's triple, a stax layer's pair) made entry points."""
-    if _is_own_function(out):
-        return api_boundary(out)
-    if isinstance(out, tuple) and out and all(_is_own_function(f) for f in out):
+    """What an entry point returns (a function or a tuple), with the tf_numba functions in
+    it (a function, or a tuple of them: an optimizer's triple, a stax layer's pair) made
+    entry points."""
+    if type(out) is _FUNCTION:
+        return api_boundary(out) if _is_own_function(out) else out
+    if out and type(out[0]) is _FUNCTION and all(_is_own_function(f) for f in out):
         made = [api_boundary(f) for f in out]
         return type(out)(*made) if hasattr(out, "_fields") else tuple(made)
     return out
@@ -133,6 +139,12 @@ def _walk(tb):
         tb = tb.tb_next
 
 
+def _takes_arguments(method):
+    code = method.__code__
+    return code.co_argcount + code.co_kwonlyargcount > 1 or bool(
+        code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
 def mark_entry_points(module_globals):
     """Make what a public module lists in ``__all__`` entry points: its tf_numba functions,
     the public methods (and calls) of its tf_numba classes, and its pairs of functions
@@ -157,9 +169,11 @@ def mark_entry_points(module_globals):
 
 def _mark_methods(cls, name):
     """A class's construction, its calls and its public methods, each named as the user
-    writes it (``custom_vjp``, ``Runtime.prepare``, ``multivariate_normal.pdf``)."""
+    writes it (``custom_vjp``, ``Runtime.prepare``, ``multivariate_normal.pdf``). A method
+    that takes nothing but ``self`` (``CpuEngine.target``) is left as it is: it cannot be
+    handed a bad input, and ``Runtime.run`` calls it on every run."""
     for attr, method in list(vars(cls).items()):
-        if _is_own_function(method) and (not attr.startswith("_")
-                                         or attr in ("__init__", "__call__")):
+        if _is_own_function(method) and _takes_arguments(method) and (
+                not attr.startswith("_") or attr in ("__init__", "__call__")):
             op = name if attr.startswith("_") else f"{name}.{attr}"
             setattr(cls, attr, api_boundary(method, op))
