@@ -606,6 +606,9 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     out = _out_sizes(shape, pads, base, window, strides, wdil, op,
                      f"operand {shape}, padding {pads}")
     found = lax_reductions.monoid(computation) if len(leaves) == 1 else None
+    if found is None and not callable(computation):
+        raise TfNumbaError(f"the computation is a function of two scalars, or one of "
+                           f"'add', 'max', 'min', 'mul'; got {computation!r}", op=op)
     if found is None:
         return _folded_windows(leaves, tree, init_value, computation, window, strides, pads,
                                base, wdil, out)
