@@ -179,3 +179,23 @@ def test_the_users_exception_being_handled_stays_as_the_context(tmp_path):
     assert "KeyError: 'missing'" in stderr
     assert "During handling of the above exception, another exception occurred" in stderr
     assert f'File "{script}", line 7, in <module>' in stderr
+
+
+def test_every_public_function_is_an_entry_point():
+    """What the user can call by name in a public module (docs/reference.md's modules) is an
+    entry point: its errors name the user's line and lose tf_numba's frames. (A public
+    module ends with ``mark_entry_points(globals())``.)"""
+    from tf_numba import _reference, tracebacks
+    missing = []
+    for module in _reference.public_modules():
+        for name in module.__all__:
+            value = getattr(module, name)
+            calls = [(name, value)] if tracebacks._is_own_function(value) else []
+            if isinstance(value, type) and not issubclass(value, BaseException):
+                calls = [(f"{name}.{attr}", method) for attr, method in vars(value).items()
+                         if tracebacks._is_own_function(method)
+                         and tracebacks._takes_arguments(method)
+                         and (not attr.startswith("_") or attr in ("__init__", "__call__"))]
+            missing += [f"{module.__name__}: {shown}" for shown, fn in calls
+                        if fn.__code__ not in tracebacks._ENTRY_POINTS]
+    assert not missing, "\n".join(missing)

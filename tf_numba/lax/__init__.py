@@ -38,5 +38,7 @@ __all__ = (control.__all__ + elementwise.__all__ + layout.__all__ + products.__a
            + reductions.__all__ + slicing.__all__ + windows.__all__ + compiler_hints.__all__
            + _fft.__all__ + ["stop_gradient", "linalg"])
 
+from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
+_mark_entry_points(globals())   # (those its submodules do not mark: windows', stop_gradient)
 from ..core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
