@@ -16,9 +16,9 @@ imports = functools.cache(import_layers.imports)     # (each test reads every fi
 LAYERS = [
     "errors _heap",
     "core",                    # the IR, tracing, rule tables: registries filled from above
-    "config _reference device dtypes typing",
+    "config _reference device typing",
     "tracebacks",              # where an error leaves the public functions (every module's)
-    "debug tree_util",
+    "debug dtypes tree_util",
     "tree",
     "kernel_vocab",            # how a primitive lowers: the words ops states lowerings in
     "transforms",              # jvp, partial eval, transpose, vmap, simplify

@@ -639,5 +639,7 @@ def custom_gradient(fun):
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient",
            "custom_jvp", "custom_vjp"]
 
+from .tracebacks import mark_entry_points  # noqa: E402
+mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from .core.public import public_dir  # noqa: E402
 __dir__ = public_dir(globals())

@@ -43,5 +43,7 @@ def itemsize_bits(dtype):
     return np.dtype(dtype).itemsize * 8
 
 
+from .tracebacks import mark_entry_points  # noqa: E402
+mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from .core.public import public_dir  # noqa: E402
 __dir__ = public_dir(globals())

@@ -558,5 +558,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     return mapped
 
 
+from .tracebacks import mark_entry_points  # noqa: E402
+mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from .core.public import public_dir  # noqa: E402
 __dir__ = public_dir(globals())

@@ -126,5 +126,7 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     check(f, args, order)
 
 
+from .tracebacks import mark_entry_points  # noqa: E402
+mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from .core.public import public_dir  # noqa: E402
 __dir__ = public_dir(globals())
