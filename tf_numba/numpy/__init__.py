@@ -69,6 +69,19 @@ number, integer, floating, inexact, complexfloating, signedinteger, generic = (
     _np.number, _np.integer, _np.floating, _np.inexact, _np.complexfloating,
     _np.signedinteger, _np.generic)
 
+double, single, cdouble, csingle = float64, float32, complex128, complex64
+unsignedinteger, character, flexible, object_ = (
+    _np.unsignedinteger, _np.character, _np.flexible, _np.object_)
+isdtype = _np.isdtype
+ComplexWarning = _np.exceptions.ComplexWarning
+# NumPy's printing and saving: tf_numba's arrays are NumPy arrays
+save, savez = _np.save, _np.savez
+array_repr, array_str = _np.array_repr, _np.array_str
+printoptions, get_printoptions, set_printoptions = (
+    _np.printoptions, _np.get_printoptions, _np.set_printoptions)
+# ``isinstance(x, tnp.ndarray)`` holds for tf_numba's arrays and traced values, as JAX's
+from ..typing import Array as ndarray  # noqa: E402,F401
+
 pi = _math.pi
 e = _math.e
 euler_gamma = _np.euler_gamma

@@ -436,3 +436,57 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
            [1, 2]])
     """
     return function(*indices(shape, dtype), **kwargs)
+
+
+# ---------------------------------------------------------------- arrays from bytes and files
+
+def _canonical_array(out):
+    out = np.asarray(out)
+    return out.astype(dtypes.canonical(out.dtype), copy=False) if out.dtype.kind in "biufc" \
+        else out
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """A 1-d array of the buffer's bytes read as ``dtype``, as ``numpy.frombuffer`` (in
+    the dtype tf_numba computes it in: uint8 bytes become int64).
+
+    >>> tnp.frombuffer(b"\\x01\\x02", dtype=np.uint8)
+    array([1, 2])
+    """
+    return _canonical_array(np.frombuffer(buffer, dtype, count, offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+    """A 1-d array of the numbers in a text string separated by ``sep``, as
+    ``numpy.fromstring``.
+
+    >>> tnp.fromstring("1 2 3", sep=" ")
+    array([1., 2., 3.])
+    """
+    return _canonical_array(np.fromstring(string, dtype, count, sep=sep))
+
+
+def fromfile(file, dtype=float, count=-1, sep="", offset=0):
+    """A 1-d array of the numbers in a file, as ``numpy.fromfile``."""
+    return _canonical_array(np.fromfile(file, dtype, count, sep, offset))
+
+
+def fromiter(iterable, dtype, count=-1):
+    """A 1-d array of the values an iterable yields, as ``numpy.fromiter``."""
+    return _canonical_array(np.fromiter(iterable, dtype, count))
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """An array from an object with ``__dlpack__`` (a NumPy, JAX or PyTorch array), as
+    ``numpy.from_dlpack``."""
+    return _canonical_array(np.from_dlpack(x, copy=copy))
+
+
+def load(file, *args, **kwargs):
+    """Arrays saved with ``save`` or ``savez`` (NumPy's ``.npy``/``.npz``), as
+    ``numpy.load``; an ``.npy`` file's array comes in tf_numba's dtypes."""
+    out = np.load(file, *args, **kwargs)
+    return _canonical_array(out) if isinstance(out, np.ndarray) else out
+
+
+__all__ += ["frombuffer", "fromstring", "fromfile", "fromiter", "from_dlpack", "load"]

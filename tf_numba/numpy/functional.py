@@ -15,7 +15,7 @@ from ..errors import ShapeError, TfNumbaError
 from ..ops import layout
 from . import _promote as P
 
-__all__ = ["vectorize", "apply_along_axis", "piecewise"]
+__all__ = ["vectorize", "apply_along_axis", "piecewise", "apply_over_axes"]
 
 _DIMS = r"\((?:\w+(?:,\s*\w+)*)?\)"
 _SIGNATURE = re.compile(rf"^\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*->\s*{_DIMS}(?:\s*,\s*{_DIMS})*\s*$")
@@ -146,3 +146,23 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for c, f in zip(conds, funclist[:n]):
         out = tmath.where(c, value(f), out)
     return P.cast(out, P.dtype_of(x)) if P.shape_of(out) == P.shape_of(x) else out
+
+
+def apply_over_axes(func, a, axes):
+    """``func(a, axis)`` applied for each of ``axes`` in turn, each result given back its
+    reduced axis (``expand_dims``) when ``func`` drops it, as ``numpy.apply_over_axes``.
+
+    >>> tnp.apply_over_axes(tnp.sum, np.ones((2, 3)), [0, 1])
+    array([[6.]])
+    """
+    from . import manipulation
+    out = P.as_array(a)
+    for axis in ([axes] if isinstance(axes, int) else axes):
+        result = P.as_array(func(out, axis))
+        if len(P.shape_of(result)) == len(P.shape_of(out)) - 1:
+            result = manipulation.expand_dims(result, axis)
+        elif len(P.shape_of(result)) != len(P.shape_of(out)):
+            raise ShapeError("function is not returning an array of the correct shape",
+                             op="apply_over_axes")
+        out = result
+    return out

@@ -1,5 +1,7 @@
-"""NumPy's index tricks: ``r_`` and ``c_`` (concatenation by slicing syntax) and
-``fill_diagonal`` (which returns a new array, as ``jax.numpy.fill_diagonal``).
+"""NumPy's index tricks: ``r_`` and ``c_`` (concatenation by slicing syntax),
+``fill_diagonal`` (which returns a new array, as ``jax.numpy.fill_diagonal``), the index
+arrays of another array's triangles and diagonal, and NumPy's ``mgrid``, ``ogrid``,
+``s_`` and ``index_exp`` (their results are concrete: indices and grids of constants).
 
 >>> tnp.r_[1:4, 0, np.array([7.0, 8.0])]
 array([1., 2., 3., 0., 7., 8.])
@@ -10,7 +12,57 @@ from ..errors import TfNumbaError, UnsupportedError
 from ..ops import layout
 from . import _promote as P
 
-__all__ = ["r_", "c_", "fill_diagonal"]
+__all__ = ["r_", "c_", "fill_diagonal", "diag_indices_from", "tril_indices_from",
+           "triu_indices_from", "mask_indices", "mgrid", "ogrid", "s_", "index_exp"]
+
+# NumPy's objects: what they make is constants (grids and index tuples)
+mgrid, ogrid, s_, index_exp = np.mgrid, np.ogrid, np.s_, np.index_exp
+
+
+def _square_of(arr, name, ndim=None):
+    shape = P.shape_of(P.as_array(arr))
+    if ndim is not None and len(shape) != ndim:
+        raise TfNumbaError(f"needs a {ndim}-d array, got shape {shape}", op=name)
+    return shape
+
+
+def diag_indices_from(arr):
+    """The indices of the main diagonal of ``arr`` (all dims equal), as
+    ``numpy.diag_indices_from``.
+
+    >>> tnp.diag_indices_from(np.zeros((2, 2)))
+    (array([0, 1]), array([0, 1]))
+    """
+    shape = _square_of(arr, "diag_indices_from")
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise TfNumbaError(f"needs an array of at least 2 dims, all equal; got shape {shape}",
+                           op="diag_indices_from")
+    return tuple(i.astype(np.int64) for i in np.diag_indices(shape[0], len(shape)))
+
+
+def tril_indices_from(arr, k=0):
+    """The indices of the lower triangle of the 2-d ``arr``, as
+    ``numpy.tril_indices_from``."""
+    n, m = _square_of(arr, "tril_indices_from", 2)
+    return tuple(i.astype(np.int64) for i in np.tril_indices(n, k, m))
+
+
+def triu_indices_from(arr, k=0):
+    """The indices of the upper triangle of the 2-d ``arr``, as
+    ``numpy.triu_indices_from``."""
+    n, m = _square_of(arr, "triu_indices_from", 2)
+    return tuple(i.astype(np.int64) for i in np.triu_indices(n, k, m))
+
+
+def mask_indices(n, mask_func, k=0):
+    """The indices where ``mask_func(ones((n, n)), k)`` (``tnp.triu``, ``tnp.tril``, ...) is
+    nonzero, as ``numpy.mask_indices``.
+
+    >>> tnp.mask_indices(2, tnp.triu)
+    (array([0, 0, 1]), array([0, 1, 1]))
+    """
+    mask = np.asarray(mask_func(np.ones((n, n), np.int64), k)) != 0
+    return tuple(i.astype(np.int64) for i in np.nonzero(mask))
 
 
 class AxisConcatenator:

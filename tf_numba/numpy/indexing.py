@@ -20,7 +20,8 @@ import numpy as np
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import Sym, at_least
-from ..errors import ConcretizationError, ShapeError, TfIndexError, UnsupportedError
+from ..errors import (ConcretizationError, ShapeError, TfIndexError, TfNumbaError,
+                      UnsupportedError)
 from ..ops import elementwise as ew
 from ..ops import indexing as ix
 from ..ops import layout
@@ -32,7 +33,7 @@ from ..tracebacks import api_boundary
 __all__ = ["take", "take_along_axis", "put_along_axis", "nonzero", "flatnonzero",
            "argwhere", "compress", "extract", "select", "unravel_index",
            "ravel_multi_index", "tril_indices", "triu_indices", "diag_indices", "at",
-           "choose", "ix_"]
+           "choose", "ix_", "place", "put"]
 
 
 # ---------------------------------------------------------------- index parsing
@@ -949,3 +950,61 @@ def ix_(*args):
         shape[k] = P.shape_of(s)[0]
         out.append(layout.reshape(s, tuple(shape)))
     return tuple(out)
+
+
+def _never_in_place(inplace, name):
+    if inplace:
+        raise TfNumbaError(f"cannot modify its argument (tf_numba never changes an array in "
+                           f"place): call {name}(..., inplace=False) and use the array it "
+                           "returns", op=name)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """A copy of ``arr`` with the entries where ``mask`` holds replaced, in order, by
+    ``vals`` (repeated as needed), as ``jax.numpy.place`` with ``inplace=False`` (NumPy's
+    ``place`` writes in place).
+
+    >>> tnp.place(np.zeros(4), np.array([1, 0, 1, 1]), [7.0, 8.0], inplace=False)
+    array([7., 0., 8., 7.])
+    """
+    _never_in_place(inplace, "place")
+    from .manipulation import ravel
+    from .math import where
+    from .reductions import cumsum
+    x = P.asarray(arr)
+    shape = tuple(aval_of(x).shape)
+    m = P.broadcast_to(P.cast(P.asarray(mask), dtypes.bool_), shape, "place")
+    v = ravel(P.cast(P.asarray(vals), aval_of(x).dtype))
+    n = aval_of(v).shape[0]
+    if n == 0:
+        return x
+    flat_m = ravel(m)
+    order = ew.sub(cumsum(P.cast(flat_m, dtypes.int64)), np.asarray(1, np.int64))
+    picked = take(v, ew.rem(ew.max(order, np.asarray(0, np.int64)), np.asarray(n, np.int64)))
+    return layout.reshape(where(flat_m, picked, ravel(x)), shape)
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """A copy of ``a`` with the flat entries ``ind`` set to ``v`` (repeated as needed), as
+    ``jax.numpy.put`` with ``inplace=False``; ``mode`` ``'clip'`` or ``'wrap'`` brings
+    out-of-range indices in, as NumPy's.
+
+    >>> tnp.put(np.zeros(4), [0, 2], 5.0, inplace=False)
+    array([5., 0., 5., 0.])
+    """
+    _never_in_place(inplace, "put")
+    from .manipulation import ravel, resize
+    x = P.asarray(a)
+    shape = tuple(aval_of(x).shape)
+    n = math.prod(shape)
+    idx = ravel(P.cast(P.asarray(ind), dtypes.int64))
+    if mode == "clip":
+        idx = ew.clamp(np.asarray(0, np.int64), idx, np.asarray(max(n - 1, 0), np.int64))
+    elif mode == "wrap":
+        idx = ew.rem(ew.add(ew.rem(idx, np.asarray(n, np.int64)), np.asarray(n, np.int64)),
+                     np.asarray(n, np.int64))
+    elif mode not in (None, "raise"):
+        raise UnsupportedError(f"mode={mode!r}; use None, 'raise', 'clip' or 'wrap'", op="put")
+    count = aval_of(idx).shape[0]
+    values = resize(P.cast(P.asarray(v), aval_of(x).dtype), (count,))
+    return layout.reshape(at(ravel(x))[idx].set(values), shape)

@@ -25,7 +25,8 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxi
            "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "flip",
            "fliplr", "flipud", "roll", "rot90", "pad", "diag", "diagonal", "diagflat", "tril",
            "triu", "atleast_1d", "atleast_2d", "atleast_3d", "astype", "append", "delete",
-           "shape", "ndim", "size", "matrix_transpose", "unstack", "block"]
+           "shape", "ndim", "size", "matrix_transpose", "unstack", "block", "isscalar",
+           "iterable", "insert", "resize"]
 
 
 _arr = P.as_array
@@ -62,6 +63,23 @@ def size(a, axis=None):
     if axis is None:
         return math.prod(s)
     return s[normalize_axis(axis, len(s), "size")]
+
+
+def isscalar(element):
+    """Whether ``element`` is a scalar: a Python or NumPy scalar, or a 0-d array (traced
+    values included), as ``jax.numpy.isscalar`` (NumPy says False for 0-d arrays).
+
+    >>> tnp.isscalar(np.array(1.0)), tnp.isscalar([1.0])
+    (True, False)
+    """
+    if np.isscalar(element):
+        return True
+    if isinstance(element, np.ndarray) or P.is_tracer(element):
+        return len(_shape(element)) == 0
+    return False
+
+
+iterable = np.iterable
 
 
 # ---------------------------------------------------------------- reshape and axes
@@ -992,3 +1010,48 @@ def delete(arr, obj, axis=None):
             keep[index] = False
     from .indexing import take
     return take(x, np.flatnonzero(keep), axis=axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """``arr`` with ``values`` inserted before the indices ``obj`` (concrete: an int, a
+    sequence of ints or a slice) along ``axis`` (flattened when None), as
+    ``numpy.insert``, whose placement and broadcasting rules it follows by running
+    ``numpy.insert`` on the positions of the elements.
+
+    >>> tnp.insert(np.array([1.0, 2.0, 3.0]), 1, 9.0)
+    array([1., 9., 2., 3.])
+    """
+    x = _arr(arr)
+    v = P.cast(_arr(values), P.dtype_of(x))
+    if not isinstance(obj, slice):
+        obj = P.concrete_value(obj, "insert", "obj")
+    # the elements of x numbered 1.., those of values -1..: numpy.insert places them
+    x_pos = np.arange(1, math.prod(_shape(x)) + 1).reshape(_shape(x))
+    v_pos = -np.arange(1, math.prod(_shape(v)) + 1).reshape(_shape(v))
+    try:
+        where = np.insert(x_pos, obj, v_pos, axis=axis)
+    except (IndexError, ValueError) as err:
+        raise ShapeError(f"{err} (array of shape {_shape(x)}, values of shape {_shape(v)})",
+                         op="insert") from None
+    from .indexing import take
+    from .math import where as where_
+    from_x = take(ravel(x), np.maximum(where - 1, 0))
+    from_v = take(ravel(v), np.maximum(-where - 1, 0)) if _shape(v) != (0,) else from_x
+    return where_(where > 0, from_x, from_v)
+
+
+def resize(a, new_shape):
+    """``a`` repeated (flattened, in order) to fill ``new_shape``, as ``numpy.resize``
+    (an empty ``a`` gives zeros).
+
+    >>> tnp.resize(np.array([1, 2, 3]), (2, 2))
+    array([[1, 2],
+           [3, 1]])
+    """
+    x = ravel(_arr(a))
+    new_shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    total, n = math.prod(new_shape), _shape(x)[0]
+    if n == 0:
+        return np.zeros(new_shape, P.dtype_of(x))
+    from .indexing import take
+    return reshape(take(x, np.arange(total) % n), new_shape)

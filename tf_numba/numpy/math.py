@@ -806,3 +806,109 @@ def array_equiv(a1, a2):
 
 for _fn in (where, isclose, allclose, array_equal, array_equiv):
     _public(_fn)
+
+
+# ---------------------------------------------------------------- the array API's names
+
+acos, acosh, asin, asinh, atan, atanh, atan2 = (
+    arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2)
+pow = power  # noqa: A001 - the array API's name
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+__all__ += ["acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "pow",
+            "bitwise_left_shift", "bitwise_right_shift"]
+
+
+# ---------------------------------------------------------------- i0 and bits
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, as ``numpy.i0``
+    (differentiable: its derivative is ``i1``).
+
+    >>> tnp.i0(np.array([0.0, 1.0]))
+    array([1.        , 1.26606588])
+    """
+    from ..ops import special
+    x = P.asarray(x)
+    if dtypes.is_complex(_dt(x)):
+        from ..errors import DTypeError
+        raise DTypeError("needs real input, got complex", op="i0")
+    if not dtypes.is_inexact(_dt(x)):
+        x = P.cast(x, dtypes.float64)
+    return P.scalar_result(special.i0(x))
+
+
+def bitwise_count(x):
+    """The number of 1 bits in ``|x|`` (integers and bools), as ``numpy.bitwise_count``
+    (int64 here: tf_numba has no uint8); by the SWAR sums of Hacker's Delight 5-1.
+
+    >>> tnp.bitwise_count(np.array([0, 7, -8, 255]))
+    array([0, 3, 1, 8])
+    """
+    from ..errors import DTypeError
+    from ..ops.bits import shift_right_logical
+    x = P.asarray(x)
+    if not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
+        raise DTypeError(f"needs integers or bools, got {_dt(x).name}", op="bitwise_count")
+    v = absolute(P.cast(x, dtypes.int64))
+    v = v - bitwise_and(shift_right_logical(v, 1), 0x5555555555555555)
+    v = bitwise_and(v, 0x3333333333333333) + bitwise_and(shift_right_logical(v, 2),
+                                                         0x3333333333333333)
+    v = bitwise_and(v + shift_right_logical(v, 4), 0x0F0F0F0F0F0F0F0F)
+    return shift_right_logical(v * 0x0101010101010101, 56)
+
+
+def _bit_weights(bitorder, name):
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{name}: bitorder must be 'big' or 'little', got {bitorder!r}")
+    weights = 1 << np.arange(8, dtype=np.int64)
+    return weights[::-1].copy() if bitorder == "big" else weights
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """The elements of ``a`` (nonzero is 1) packed eight to a number along ``axis``
+    (flattened when None), the last group padded with zeros, as ``numpy.packbits`` (int64
+    values 0-255 here: tf_numba has no uint8).
+
+    >>> tnp.packbits(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
+    array([176, 128])
+    """
+    from .manipulation import moveaxis, pad, ravel, reshape
+    from .reductions import sum as sum_
+    weights = _bit_weights(bitorder, "packbits")
+    x = not_equal(P.asarray(a), 0)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = P.axis_arg(axis, len(_shape(x)), "packbits")
+    x = moveaxis(P.cast(x, dtypes.int64), axis, -1)
+    n = _shape(x)[-1]
+    x = pad(x, [(0, 0)] * (len(_shape(x)) - 1) + [(0, -n % 8)])
+    groups = reshape(x, _shape(x)[:-1] + ((n + 7) // 8, 8))
+    return moveaxis(sum_(groups * weights, axis=-1), -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """Each number of ``a`` (0-255) as its eight bits along ``axis`` (flattened when None),
+    the first ``count`` of them kept, as ``numpy.unpackbits``.
+
+    >>> tnp.unpackbits(np.array([176]))
+    array([1, 0, 1, 1, 0, 0, 0, 0])
+    """
+    from ..ops.bits import shift_right_logical
+    from .manipulation import broadcast_to, moveaxis, ravel, reshape
+    shifts = np.log2(_bit_weights(bitorder, "unpackbits")).astype(np.int64)
+    x = P.cast(P.asarray(a), dtypes.int64)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = P.axis_arg(axis, len(_shape(x)), "unpackbits")
+    x = moveaxis(x, axis, -1)
+    wide = _shape(x) + (8,)
+    bits = bitwise_and(shift_right_logical(broadcast_to(reshape(x, _shape(x) + (1,)), wide),
+                                           broadcast_to(shifts, wide)), 1)
+    bits = reshape(bits, _shape(x)[:-1] + (_shape(x)[-1] * 8,))
+    if count is not None:
+        bits = bits[..., :count]
+    return moveaxis(bits, -1, axis)
+
+
+for _fn in (i0, bitwise_count, packbits, unpackbits):
+    _public(_fn)

@@ -5,6 +5,9 @@ the same order, so the same bits).
 >>> tnp.diff(np.array([1, 4, 9, 16]))
 array([3, 5, 7])
 """
+import builtins
+import math
+
 import numpy as np
 
 from ..core import dtypes
@@ -354,7 +357,10 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 # ---------------------------------------------------------------- integer and float parts,
 # phase unwrapping, polynomial fits, histograms
 
-__all__ += ["gcd", "lcm", "frexp", "unwrap", "polyfit", "histogram"]
+__all__ += ["gcd", "lcm", "frexp", "unwrap", "polyfit", "histogram", "histogram_bin_edges",
+            "histogram2d", "histogramdd", "polyadd", "polysub", "polymul", "polydiv",
+            "polyder", "polyint", "vander", "poly", "roots", "bartlett", "blackman", "hamming",
+            "hanning", "kaiser"]
 
 
 def gcd(x1, x2):
@@ -484,6 +490,58 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return (coef.T / scale).T
 
 
+def _bin_edges(a, bins, range, name):  # noqa: A002
+    """The edges of ``bins`` equal bins over ``range`` (default: the data's min and max,
+    without derivative), or the given edges."""
+    from ..ops import elementwise as ew
+    from . import creation, math as tm, reductions
+    if not isinstance(bins, (int, np.integer)):
+        return P.as_array(bins)
+    if range is None:
+        lo, hi = reductions.min(a), reductions.max(a)
+        lo, hi = ew.stop_gradient(lo), ew.stop_gradient(hi)
+        same = lo == hi
+        lo, hi = tm.where(same, lo - 0.5, lo), tm.where(same, hi + 0.5, hi)
+    else:
+        lo, hi = range
+    edges = creation.linspace(lo, hi, int(bins) + 1)
+    if not dtypes.is_inexact(P.dtype_of(edges)):
+        edges = P.cast(edges, dtypes.float64)
+    return edges
+
+
+def _bin_index(a, edges):
+    """Each value's bin among ``edges`` (the last bin closed) and whether it is inside."""
+    from . import math as tm, sorting
+    n = _shape(edges)[0] - 1
+    idx = sorting.searchsorted(edges, a, side="right") - 1
+    idx = tm.where(a == edges[n], n - 1, idx)
+    inside = (idx >= 0) & (idx < n) & (a == a)
+    return P.cast(tm.where(inside, idx, 0), dtypes.int64), inside
+
+
+def _bin_totals(flat_index, inside, weights, size, density):
+    from ..ops.indexing import scatter_add
+    from . import creation, math as tm
+    if weights is None:
+        values = P.cast(inside, dtypes.float64 if density else dtypes.int64)
+    else:
+        values = tm.where(inside, weights, 0)
+    zeros = creation.zeros(size, P.dtype_of(values))
+    return scatter_add(zeros, layout.reshape(flat_index, _shape(flat_index) + (1,)), values,
+                       (0,))
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+    """The bin edges ``histogram`` uses, as ``numpy.histogram_bin_edges``.
+
+    >>> tnp.histogram_bin_edges(np.array([0.0, 3.0]), bins=3)
+    array([0., 1., 2., 3.])
+    """
+    from .manipulation import ravel
+    return _bin_edges(ravel(P.as_array(a)), bins, range, "histogram_bin_edges")
+
+
 def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A002
     """``np.histogram``: counts (or summed ``weights``) of ``a`` in ``bins`` equal bins over
     ``range`` (default: the data's min and max) or between the given bin edges, the last
@@ -494,38 +552,302 @@ def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A00
     >>> tnp.histogram(np.array([0.0, 1.0, 1.0, 3.0]), bins=3)
     (array([1, 2, 1]), array([0., 1., 2., 3.]))
     """
-    from ..ops import elementwise as ew
-    from ..ops.indexing import scatter_add
-    from . import creation, math as tm, reductions, sorting
+    from . import reductions
     from .manipulation import ravel
     a = ravel(P.as_array(a))
-    if isinstance(bins, (int, np.integer)):
-        if range is None:
-            lo, hi = reductions.min(a), reductions.max(a)
-            lo, hi = ew.stop_gradient(lo), ew.stop_gradient(hi)
-            same = lo == hi
-            lo, hi = tm.where(same, lo - 0.5, lo), tm.where(same, hi + 0.5, hi)
-        else:
-            lo, hi = range
-        edges = creation.linspace(lo, hi, int(bins) + 1)
-        if not dtypes.is_inexact(P.dtype_of(edges)):
-            edges = P.cast(edges, dtypes.float64)
-    else:
-        edges = P.as_array(bins)
-    n = _shape(edges)[0] - 1
-    idx = sorting.searchsorted(edges, a, side="right") - 1
-    idx = tm.where(a == edges[n], n - 1, idx)        # the last bin is closed
-    inside = (idx >= 0) & (idx < n) & (a == a)
-    if weights is None:
-        counts_dt = dtypes.float64 if density else dtypes.int64
-        values = P.cast(inside, counts_dt)
-    else:
-        weights = ravel(P.as_array(weights))
-        values = tm.where(inside, weights, 0)
-    safe = P.cast(tm.where(inside, idx, 0), dtypes.int64)
-    zeros = creation.zeros(n, P.dtype_of(values))
-    hist = scatter_add(zeros, layout.reshape(safe, _shape(safe) + (1,)), values, (0,))
+    edges = _bin_edges(a, bins, range, "histogram")
+    idx, inside = _bin_index(a, edges)
+    weights = None if weights is None else ravel(P.as_array(weights))
+    hist = _bin_totals(idx, inside, weights, _shape(edges)[0] - 1, density)
     if density:
-        widths = diff(edges)
-        hist = hist / (reductions.sum(hist) * widths)
+        hist = hist / (reductions.sum(hist) * diff(edges))
     return hist, edges
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=False):  # noqa: A002
+    """The D-dimensional histogram of ``sample`` ((N, D), or D arrays of N points), as
+    ``numpy.histogramdd``: ``bins`` an int, or one per dimension (a count or edges);
+    returns ``(hist, [edges per dimension])``.
+
+    >>> tnp.histogramdd(np.array([[0.0, 0.0], [1.0, 1.0]]), bins=2)[0]
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    from . import math as tm, reductions
+    from .manipulation import ravel, reshape
+    if isinstance(sample, (list, tuple)):
+        columns = [ravel(P.as_array(c)) for c in sample]
+    else:
+        x = P.as_array(sample)
+        columns = [x[:, d] for d in builtins.range(_shape(x)[1])]
+    dims = len(columns)
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+    ranges = list(range) if range is not None else [None] * dims
+    edges, flat, inside, sizes = [], None, None, []
+    for column, b, r in zip(columns, per_dim, ranges):
+        e = _bin_edges(column, b, r, "histogramdd")
+        idx, ok = _bin_index(column, e)
+        n = _shape(e)[0] - 1
+        flat = idx if flat is None else flat * n + idx
+        inside = ok if inside is None else inside & ok
+        edges.append(e)
+        sizes.append(n)
+    weights = None if weights is None else ravel(P.as_array(weights))
+    hist = _bin_totals(flat, inside, weights, math.prod(sizes), True)   # (float, as NumPy)
+    hist = reshape(hist, tuple(sizes))
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            w = reshape(diff(e), tuple(-1 if i == d else 1 for i in builtins.range(dims)))
+            volume = w if volume is None else tm.multiply(volume, w)
+        hist = hist / (reductions.sum(hist) * volume)
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=False):  # noqa: A002
+    """The 2-D histogram of points ``(x, y)``, as ``numpy.histogram2d``: returns
+    ``(hist, xedges, yedges)``.
+
+    >>> tnp.histogram2d(np.array([0.0, 1.0]), np.array([0.0, 1.0]), bins=2)[0]
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    hist, (xedges, yedges) = histogramdd([x, y], bins, range, weights, density)
+    return hist, xedges, yedges
+
+
+# ---------------------------------------------------------------- polynomials
+#
+# Coefficients highest power first, as numpy.poly* (not numpy.polynomial).
+
+def _one_dtype(*xs):
+    xs = [P.as_array(x) for x in xs]
+    dt = P.result_type(*xs)
+    return [P.cast(x, dt) for x in xs]
+
+
+def _poly_pair(a1, a2):
+    """Two coefficient vectors of one dtype, the shorter padded with leading zeros."""
+    from . import manipulation
+    a1, a2 = _one_dtype(a1, a2)
+    a1, a2 = manipulation.atleast_1d(a1), manipulation.atleast_1d(a2)
+    n1, n2 = _shape(a1)[0], _shape(a2)[0]
+    pad = builtins.max(n1, n2)
+    return (manipulation.pad(a1, (pad - n1, 0)), manipulation.pad(a2, (pad - n2, 0)))
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials, as ``numpy.polyadd``.
+
+    >>> tnp.polyadd(np.array([1.0, 2.0]), np.array([1.0, 0.0, 1.0]))
+    array([1., 2., 3.])
+    """
+    a1, a2 = _poly_pair(a1, a2)
+    return a1 + a2
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials, as ``numpy.polysub``."""
+    a1, a2 = _poly_pair(a1, a2)
+    return a1 - a2
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """The product of two polynomials (their coefficients' convolution), as
+    ``numpy.polymul``.
+
+    >>> tnp.polymul(np.array([1.0, 1.0]), np.array([1.0, -1.0]))
+    array([ 1.,  0., -1.])
+    """
+    from . import manipulation
+    a1, a2 = _one_dtype(a1, a2)
+    if trim_leading_zeros:
+        a1, a2 = (np.trim_zeros(P.concrete_value(a, "polymul", "a"), "f") for a in (a1, a2))
+    return convolve(manipulation.atleast_1d(a1), manipulation.atleast_1d(a2))
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """Quotient and remainder of polynomial long division, as ``numpy.polydiv`` (the
+    leading coefficient of ``v`` must be nonzero).
+
+    >>> tnp.polydiv(np.array([1.0, 0.0, -1.0]), np.array([1.0, 1.0]))
+    (array([ 1., -1.]), array([0., 0.]))
+    """
+    from . import creation, manipulation
+    u, v = _one_dtype(u, v)
+    if not dtypes.is_inexact(P.dtype_of(u)):
+        u, v = P.cast(u, dtypes.float64), P.cast(v, dtypes.float64)
+    u, v = manipulation.atleast_1d(u), manipulation.atleast_1d(v)
+    m, n = _shape(u)[0] - 1, _shape(v)[0] - 1
+    scale = 1.0 / v[0]
+    q = creation.zeros(builtins.max(m - n + 1, 1), P.dtype_of(u))
+    r = u
+    from .indexing import at
+    for k in builtins.range(0, m - n + 1):
+        d = scale * r[k]
+        q = at(q)[k].set(d)
+        r = at(r)[k:k + n + 1].add(-d * v)
+    if trim_leading_zeros:
+        r = np.trim_zeros(P.concrete_value(r, "polydiv", "r"), "f")
+    return q, r
+
+
+def polyder(p, m=1):
+    """The ``m``-th derivative of a polynomial, as ``numpy.polyder``.
+
+    >>> tnp.polyder(np.array([1.0, 1.0, 1.0]))
+    array([2., 1.])
+    """
+    p = P.as_array(p)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    for _ in builtins.range(int(m)):
+        n = _shape(p)[0] - 1
+        p = p[:-1] * np.arange(n, 0, -1, dtype=np.int64)
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """The ``m``-th antiderivative of a polynomial with integration constants ``k`` (zeros
+    by default), as ``numpy.polyint``.
+
+    >>> tnp.polyint(np.array([3.0, 2.0, 1.0]))
+    array([1., 1., 1., 0.])
+    """
+    from . import manipulation
+    p = P.as_array(p)
+    if not dtypes.is_inexact(P.dtype_of(p)):
+        p = P.cast(p, dtypes.float64)
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ks = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k), (m,))
+    for i in builtins.range(m):
+        n = _shape(p)[0]
+        p = manipulation.concatenate([p / np.arange(n, 0, -1), np.asarray([ks[i]])])
+    return p
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of ``x``: columns ``x**(N-1), ..., x**0`` (``increasing``:
+    the other way round), as ``numpy.vander``; built by products, so its derivative is
+    exact at ``x = 0``.
+
+    >>> tnp.vander(np.array([2.0, 3.0]), 3)
+    array([[4., 2., 1.],
+           [9., 3., 1.]])
+    """
+    from . import creation, manipulation, reductions
+    x = P.as_array(x)
+    if len(_shape(x)) != 1:
+        raise ShapeError(f"x must be one-dimensional, got shape {_shape(x)}", op="vander")
+    n = _shape(x)[0] if N is None else int(N)
+    if n == 0:
+        return creation.zeros((_shape(x)[0], 0), P.dtype_of(x))
+    column = manipulation.reshape(x, (-1, 1))
+    rows = manipulation.concatenate(
+        [creation.ones_like(column), manipulation.tile(column, (1, n - 1))], axis=1)
+    powers = reductions.cumprod(rows, axis=1)
+    return powers if increasing else manipulation.flip(powers, axis=1)
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with roots ``seq_of_zeros`` (or the
+    characteristic polynomial of a square matrix), as ``numpy.poly``.
+
+    >>> tnp.poly(np.array([1.0, 2.0]))
+    array([ 1., -3.,  2.])
+    """
+    from . import linalg
+    z = P.as_array(seq_of_zeros)
+    shape = _shape(z)
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        z = linalg.eigvals(z)
+    elif len(shape) != 1:
+        raise ShapeError(f"input must be 1d or non-empty square 2d array, got shape {shape}",
+                         op="poly")
+    a = np.ones(1, P.dtype_of(z) if dtypes.is_inexact(P.dtype_of(z)) else np.float64)
+    for i in builtins.range(_shape(z)[0]):
+        a = convolve(a, P.as_array([1.0, 0.0]) - z[i] * P.as_array([0.0, 1.0]))
+    if dtypes.is_complex(P.dtype_of(a)) and len(shape) == 2:
+        return a.real
+    return a
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of a polynomial (eigenvalues of its companion matrix), complex, as
+    ``numpy.roots``; ``strip_zeros`` needs concrete coefficients (leading zeros are
+    dropped, trailing ones give zero roots).
+
+    >>> tnp.roots(np.array([1.0, -3.0, 2.0]))
+    array([2.+0.j, 1.+0.j])
+    """
+    from . import creation, linalg, manipulation
+    p = P.as_array(p)
+    if not dtypes.is_inexact(P.dtype_of(p)):
+        p = P.cast(p, dtypes.float64)
+    zeros_at_end = 0
+    if strip_zeros:
+        c = P.concrete_value(p, "roots", "p")
+        nonzero = np.flatnonzero(c)
+        if len(nonzero) == 0:
+            return np.zeros(0, np.complex128)
+        zeros_at_end = len(c) - nonzero[-1] - 1
+        p = p[nonzero[0]:nonzero[-1] + 1]
+    n = _shape(p)[0] - 1
+    if n < 1:
+        return creation.zeros(zeros_at_end, dtypes.complex128 if P.dtype_of(p) == np.float64
+                              else dtypes.complex64)
+    # first row -p[1:] / p[0], ones below the diagonal
+    companion = manipulation.concatenate(
+        [manipulation.reshape(-p[1:] / p[0], (1, n)),
+         creation.eye(n - 1, n, dtype=P.dtype_of(p))], axis=0)
+    found = linalg.eigvals(companion)
+    if zeros_at_end:
+        found = manipulation.concatenate([found, creation.zeros(zeros_at_end,
+                                                                P.dtype_of(found))])
+    return found
+
+
+# ---------------------------------------------------------------- windows
+
+def _window(M, name):
+    return int(P.concrete_value(M, name, "M"))
+
+
+def bartlett(M):
+    """The Bartlett (triangular) window of ``M`` points, as ``numpy.bartlett``."""
+    return np.bartlett(_window(M, "bartlett")).astype(np.float64)
+
+
+def blackman(M):
+    """The Blackman window of ``M`` points, as ``numpy.blackman``."""
+    return np.blackman(_window(M, "blackman")).astype(np.float64)
+
+
+def hamming(M):
+    """The Hamming window of ``M`` points, as ``numpy.hamming``."""
+    return np.hamming(_window(M, "hamming")).astype(np.float64)
+
+
+def hanning(M):
+    """The Hann window of ``M`` points, as ``numpy.hanning``."""
+    return np.hanning(_window(M, "hanning")).astype(np.float64)
+
+
+def kaiser(M, beta):
+    """The Kaiser window of ``M`` points and shape ``beta`` (which may be traced:
+    ``i0(beta sqrt(1 - t**2)) / i0(beta)``), as ``numpy.kaiser``.
+
+    >>> tnp.kaiser(3, 0.0)
+    array([1., 1., 1.])
+    """
+    from .math import i0, sqrt
+    M = _window(M, "kaiser")
+    if M == 1:
+        return np.ones(1)
+    t = np.linspace(-1.0, 1.0, M)
+    beta = P.as_array(beta)
+    if not dtypes.is_inexact(P.dtype_of(beta)):
+        beta = P.cast(beta, dtypes.float64)
+    return i0(beta * sqrt(np.maximum(1 - t * t, 0.0))) / i0(beta)

@@ -25,7 +25,8 @@ __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "a
            "argmin", "all", "any", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
            "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "ptp", "average", "median",
-           "nanmedian", "quantile", "percentile", "count_nonzero"]
+           "nanmedian", "quantile", "percentile", "count_nonzero", "nanquantile",
+           "nanpercentile"]
 
 
 _arr = P.as_array
@@ -738,6 +739,71 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     np.float64(2.5)
     """
     return _quantile(a, q, axis, out, method, keepdims, weights, "percentile", 100)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False):
+    """The ``q``-th quantiles of the non-NaN elements (``q`` concrete, in [0, 1]) along
+    ``axis``, NaN for an all-NaN slice, as ``numpy.nanquantile`` with ``method='linear'``.
+
+    >>> tnp.nanquantile(np.array([1.0, np.nan, 3.0, 4.0]), 0.5)
+    np.float64(3.0)
+    """
+    return _nanquantile(a, q, axis, out, method, keepdims, "nanquantile", 1)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False):
+    """The ``q``-th percentiles of the non-NaN elements (``q`` concrete, in [0, 100]), as
+    ``numpy.nanpercentile`` with ``method='linear'``.
+
+    >>> tnp.nanpercentile(np.array([1.0, np.nan, 3.0, 4.0]), 50)
+    np.float64(3.0)
+    """
+    return _nanquantile(a, q, axis, out, method, keepdims, "nanpercentile", 100)
+
+
+def _nanquantile(a, q, axis, out, method, keepdims, name, scale):
+    x = _arr(a)
+    if not dtypes.is_inexact(_dt(x)):
+        return _quantile(x, q, axis, out, method, keepdims, None, name, scale)
+    P.check_unsupported(name, out=(out, None), method=(method, "linear"))
+    qa = _concrete_fractions(q, x, name, scale)
+    s, ax, shape = _sorted_along(x, axis, name)            # NaN last
+    n = _shape(s)[ax]
+    from ..ops import indexing as ix
+    count = red.reduce_sum(ew.convert_element_type(ew.not_(_isnan(s)), dtypes.int64), (ax,))
+    top = ew.max(ew.sub(count, np.asarray(1, np.int64)), np.asarray(0, np.int64))
+    results = []
+    for fraction in qa.reshape(-1):
+        virtual = ew.mul(ew.convert_element_type(top, _dt(s)), np.asarray(fraction, _dt(s)))
+        prev = ew.floor(virtual)
+        gamma = ew.sub(virtual, prev)
+        prev_i = ew.min(ew.convert_element_type(prev, dtypes.int64),
+                        np.asarray(builtins.max(n - 1, 0), np.int64))
+        next_i = ew.min(ew.add(prev_i, np.asarray(1, np.int64)), top)
+        lo, hi = (layout.squeeze(ix.take_along_axis(s, layout.expand_dims(i, (ax,)), ax),
+                                 (ax,)) for i in (prev_i, next_i))
+        value = ew.add(lo, ew.mul(ew.sub(hi, lo), gamma))
+        results.append(ew.select(ew.eq(count, np.asarray(0, np.int64)),
+                                 P.cast(np.nan, _dt(value)), value))
+    out_shape = tuple(aval_of(results[0]).shape)
+    result = layout.reshape(layout.concatenate([layout.reshape(r, (1,) + out_shape)
+                                                for r in results], 0), qa.shape + out_shape)
+    if keepdims:
+        result = _restore(result, shape, axis, True, lead=qa.shape)
+    return P.scalar_result(P.asarray(result))
+
+
+def _concrete_fractions(q, x, name, scale):
+    """``q`` as a concrete array of fractions in [0, 1] in ``x``'s float dtype."""
+    if P.is_tracer(q):
+        raise ConcretizationError(f"q must be concrete for {name}", op=name)
+    qa = np.asarray(np.true_divide(q, scale) if scale != 1 else q, dtype=_dt(x))
+    if not ((qa >= 0) & (qa <= 1)).all():
+        raise ValueError(f"{'Percentiles' if scale == 100 else 'Quantiles'} must be in the "
+                         f"range [0, {scale}]")
+    return qa
 
 
 def _quantile(a, q, axis, out, method, keepdims, weights, name, scale):

@@ -6,6 +6,7 @@ sorted array, which satisfies NumPy's contract for every ``kth``.
 >>> tnp.argsort(np.array([3.0, np.nan, 1.0]))
 array([2, 0, 1])
 """
+import collections
 import math
 
 import numpy as np
@@ -20,7 +21,9 @@ from ..ops import sorting
 from . import _promote as P
 
 __all__ = ["sort", "argsort", "lexsort", "partition", "argpartition", "sort_complex",
-           "searchsorted", "digitize", "unique", "unique_values", "isin", "bincount"]
+           "searchsorted", "digitize", "unique", "unique_values", "isin", "bincount",
+           "unique_all", "unique_counts", "unique_inverse", "union1d", "intersect1d",
+           "setdiff1d", "setxor1d", "trim_zeros"]
 
 
 _arr = P.as_array
@@ -192,6 +195,33 @@ def digitize(x, bins, right=False):
     return searchsorted(b, x, side="left" if right else "right")
 
 
+def _concrete(x, name):
+    """``x`` as a NumPy array; ConcretizationError if it is traced (the result's length
+    would depend on its values)."""
+    if P.is_tracer(x):
+        raise ConcretizationError(
+            "the shape of the result depends on the traced values; compute it on concrete "
+            "data outside the traced function", op=name)
+    return np.asarray(P.asarray(x))
+
+
+def _canonical(result):
+    if isinstance(result, tuple):
+        return tuple(_canonical(r) for r in result)
+    return result.astype(dtypes.canonical(result.dtype), copy=False)
+
+
+def _sized(values, size, fill_value):
+    """``values`` cut or padded to ``size`` with ``fill_value`` (default: its first, the
+    smallest), as JAX's ``size=`` arguments make a result's length static."""
+    if size is None:
+        return values
+    if len(values) >= size:
+        return values[:size]
+    fill = (values[0] if len(values) else 0) if fill_value is None else fill_value
+    return np.concatenate([values, np.full(size - len(values), fill, values.dtype)])
+
+
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, sorted=True):
     """The sorted unique elements (concrete input only: the result's length depends on the
@@ -200,16 +230,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     >>> tnp.unique(np.array([3, 1, 3]))
     array([1, 3])
     """
-    if P.is_tracer(ar):
-        raise ConcretizationError(
-            "the shape of the result depends on the traced values; compute it on concrete "
-            "data outside the traced function", op="unique")
-    result = np.unique(np.asarray(P.asarray(ar)), return_index=return_index,
-                       return_inverse=return_inverse, return_counts=return_counts, axis=axis,
-                       equal_nan=equal_nan)
-    if isinstance(result, tuple):
-        return tuple(r.astype(dtypes.canonical(r.dtype), copy=False) for r in result)
-    return result
+    return _canonical(np.unique(_concrete(ar, "unique"), return_index=return_index,
+                                return_inverse=return_inverse, return_counts=return_counts,
+                                axis=axis, equal_nan=equal_nan))
 
 
 def unique_values(x):
@@ -219,6 +242,77 @@ def unique_values(x):
     array([1, 2])
     """
     return unique(x)
+
+
+def unique_all(x, *, size=None, fill_value=None):
+    """The array API's ``unique_all``: ``(values, indices, inverse_indices, counts)`` of
+    concrete ``x``, ``inverse_indices`` shaped as ``x``."""
+    out = np.unique(_concrete(x, "unique_all"), return_index=True, return_inverse=True,
+                    return_counts=True)
+    values, indices, inverse, counts = _canonical(out)
+    return _UniqueAll(_sized(values, size, fill_value), _sized(indices, size, 0),
+                      inverse.reshape(np.shape(x)), _sized(counts, size, 0))
+
+
+def unique_counts(x, *, size=None, fill_value=None):
+    """The array API's ``unique_counts``: ``(values, counts)`` of concrete ``x``."""
+    values, counts = _canonical(np.unique(_concrete(x, "unique_counts"), return_counts=True))
+    return _UniqueCounts(_sized(values, size, fill_value), _sized(counts, size, 0))
+
+
+def unique_inverse(x, *, size=None, fill_value=None):
+    """The array API's ``unique_inverse``: ``(values, inverse_indices)`` of concrete ``x``,
+    ``inverse_indices`` shaped as ``x``."""
+    values, inverse = _canonical(np.unique(_concrete(x, "unique_inverse"),
+                                           return_inverse=True))
+    return _UniqueInverse(_sized(values, size, fill_value), inverse.reshape(np.shape(x)))
+
+
+_UniqueAll = collections.namedtuple("UniqueAllResult",
+                                    "values indices inverse_indices counts")
+_UniqueCounts = collections.namedtuple("UniqueCountsResult", "values counts")
+_UniqueInverse = collections.namedtuple("UniqueInverseResult", "values inverse_indices")
+
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted union of concrete ``ar1`` and ``ar2``, as ``numpy.union1d`` (``size``
+    pads or cuts it, as JAX's)."""
+    return _sized(_canonical(np.union1d(_concrete(ar1, "union1d"), _concrete(ar2, "union1d"))),
+                  size, fill_value)
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
+                fill_value=None):
+    """The sorted common values of concrete ``ar1`` and ``ar2`` (with their first indices
+    in each, ``return_indices=True``), as ``numpy.intersect1d``."""
+    out = _canonical(np.intersect1d(_concrete(ar1, "intersect1d"),
+                                    _concrete(ar2, "intersect1d"), assume_unique,
+                                    return_indices))
+    if not return_indices:
+        return _sized(out, size, fill_value)
+    values, i1, i2 = out
+    return _sized(values, size, fill_value), _sized(i1, size, 0), _sized(i2, size, 0)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted values of concrete ``ar1`` not in ``ar2``, as ``numpy.setdiff1d``."""
+    return _sized(_canonical(np.setdiff1d(_concrete(ar1, "setdiff1d"),
+                                          _concrete(ar2, "setdiff1d"), assume_unique)),
+                  size, fill_value)
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted values in exactly one of concrete ``ar1`` and ``ar2``, as
+    ``numpy.setxor1d``."""
+    return _sized(_canonical(np.setxor1d(_concrete(ar1, "setxor1d"),
+                                         _concrete(ar2, "setxor1d"), assume_unique)),
+                  size, fill_value)
+
+
+def trim_zeros(filt, trim="fb"):
+    """Concrete 1-d ``filt`` without its leading (``"f"``) and trailing (``"b"``) zeros, as
+    ``numpy.trim_zeros``."""
+    return _canonical(np.trim_zeros(_concrete(filt, "trim_zeros"), trim))
 
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
