@@ -131,6 +131,8 @@ def render():
         name = _spelled(module.__name__)
         out.append(f"- [`{name}`](#{name.replace('.', '')}): "
                    f"{_cell(describe(module)[1])} ({len(module.__all__)} names)")
+    from . import _jax_coverage
+    out += [""] + _jax_coverage.render()
     for module in modules:
         name = _spelled(module.__name__)
         out += ["", f"## {name}", "", f"`{module.__name__}`: {_cell(describe(module)[1])}",

@@ -1,0 +1,153 @@
+"""How much of JAX's public surface tf_numba has: for each JAX module, its names
+(``docs/jax_names.json``, read from the JAX version the test extra installs by
+``tools/jax_names.py``), those tf_numba's module of the same path has, and the names it
+leaves out on purpose, with the reason (``EXCLUDED``).
+
+A module in ``COMPLETE`` has every JAX name that is not excluded, and
+``tests/test_jax_coverage.py`` fails when one goes missing or an exclusion is no longer
+missing. The others are still being filled in; their missing names are listed in the
+coverage table of ``docs/reference.md`` (``render``), which the same test keeps current.
+"""
+import importlib
+import json
+import pathlib
+
+NAMES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "jax_names.json"
+
+_DTYPES = ("narrow and low-precision dtypes: tf_numba computes int8, int16, the unsigned "
+           "ints and float16 widened (to int64 and float32) and does not name them until it "
+           "stores them as such; bfloat16, the float8 and the 1, 2 and 4-bit formats are "
+           "not NumPy dtypes at all")
+_INTERNALS = ("JAX's own machinery (tracers, interpreters, staging and export, the XLA "
+              "client, profiling): tf_numba's counterparts are its own (tf.make_program, "
+              "tf.runtime, tf.debug)")
+_PRIMITIVES = ("JAX's primitive objects: tf_numba's primitives are its own "
+               "(docs/primitives.md)")
+
+EXCLUDED = {
+    "jax": {
+        _INTERNALS: ["ad", "api_util", "core", "custom_batching", "experimental", "export",
+                     "ffi", "interpreters", "jax2tf_associative_scan_reductions", "lib",
+                     "monitoring", "profiler", "stages", "make_user_context",
+                     "explain_cache_misses", "no_execution", "no_tracing", "enable_checks"],
+        "several processes or devices, and their memory: tf_numba computes in one process "
+        "on one device": ["distributed", "memory", "Shard", "thread_guard", "auto_pcast",
+                          "remove_size_one_mesh_axis_from_type",
+                          "array_garbage_collection_guard", "live_arrays", "dlpack"],
+        "mutable array references (JAX's Ref API): tf_numba's arrays are values": [
+            "Ref", "ref", "new_ref", "empty_ref", "free_ref", "freeze", "ds"],
+        "switches of JAX's PRNG implementations: tf.random is JAX's default, threefry2x32 "
+        "(partitionable), and has no key-reuse checker": [
+            "default_prng_impl", "enable_custom_prng", "legacy_prng_key",
+            "threefry_partitionable", "debug_key_reuse"],
+        "numeric switches tf_numba does not have: NaN/inf checks, rank and dtype promotion "
+        "modes (it always promotes as NumPy 2), float16 reductions, softmax's JVP form": [
+            "debug_nans", "debug_infs", "numpy_rank_promotion", "numpy_dtype_promotion",
+            "allow_f16_reductions", "softmax_custom_jvp"],
+    },
+    "jax.numpy": {
+        _DTYPES: ["bfloat16", "float16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+                  "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+                  "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+                  "int1", "int2", "int4", "int8", "int16", "uint", "uint1", "uint2", "uint4",
+                  "uint8", "uint16", "uint32", "uint64"],
+        "JAX's ufunc objects (reduce, accumulate, outer and at of any scalar function); "
+        "tnp.vectorize maps a scalar function": ["ufunc", "frompyfunc"],
+    },
+    "jax.nn": {
+        "microscaled low-precision products (MXFP8 and friends): no such formats here": [
+            "get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul"],
+    },
+    "jax.random": {
+        "typed keys' dtype: tf.random's keys are (2,) int64 word arrays": ["key_dtype"],
+    },
+    "jax.dtypes": {
+        _DTYPES: ["bfloat16"],
+        "JAX's extended dtypes (typed PRNG keys)": ["extended", "prng_key"],
+    },
+    "jax.sharding": {
+        "abstract devices and manual axes of multi-device programs": [
+            "AbstractDevice", "ManualAxisType"],
+    },
+    "jax.custom_derivatives": {
+        "JAX's internal helpers for linear functions and symbolic zeros": [
+            "custom_vjp_primal_tree_values", "linear_call", "zero_from_primal"],
+    },
+    "jax.example_libraries.optimizers": {
+        "helpers JAX's module imports for itself (jax.util's map and zip)": [
+            "map", "safe_map", "safe_zip", "unzip2", "zip"],
+    },
+    "jax.debug": {
+        "JAX's effect types and multi-device sharding displays": [
+            "DebugEffect", "OrderedDebugEffect", "inspect_array_sharding",
+            "visualize_array_sharding", "visualize_sharding"],
+    },
+}
+
+# the modules that have every JAX name but the excluded ones
+COMPLETE = ("jax.numpy", "jax.nn", "jax.nn.initializers", "jax.random", "jax.dtypes",
+            "jax.sharding", "jax.test_util", "jax.custom_derivatives",
+            "jax.example_libraries.optimizers", "jax.scipy.integrate")
+# tf_numba's modules that are imported on first use, by the attribute that reaches them
+_ON_FIRST_USE = {"tf_numba": ("scipy", "dask")}
+
+
+def jax_names():
+    """``(jax_version, {jax module: [names]})`` from ``docs/jax_names.json``."""
+    data = json.loads(NAMES.read_text())
+    return data["jax_version"], data["modules"]
+
+
+def ours(jax_module):
+    """The public names of tf_numba's module at ``jax_module``'s path (empty if none)."""
+    name = "tf_numba" + jax_module[len("jax"):]
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return set()
+    return set(getattr(module, "__all__", ())) | set(_ON_FIRST_USE.get(name, ()))
+
+
+def excluded(jax_module, names=()):
+    """``{name: reason}`` of the names (of ``names``) tf_numba leaves out of ``jax_module``
+    on purpose: those of ``EXCLUDED``, and JAX's primitive objects (``*_p``) anywhere."""
+    out = {n: why for why, listed in EXCLUDED.get(jax_module, {}).items() for n in listed}
+    out.update({n: _PRIMITIVES for n in names if n.endswith("_p")})
+    return out
+
+
+def coverage():
+    """Per JAX module: ``(module, names, had, excluded {name: why}, missing)``."""
+    _, modules = jax_names()
+    rows = []
+    for module, names in modules.items():
+        have, skip = ours(module), excluded(module, names)
+        had = [n for n in names if n in have]
+        missing = [n for n in names if n not in have and n not in skip]
+        rows.append((module, names, had, {n: w for n, w in skip.items() if n in names},
+                     missing))
+    return rows
+
+
+def render():
+    """The coverage section of ``docs/reference.md``."""
+    version, _ = jax_names()
+    rows = coverage()
+    out = ["## Coverage of JAX's names", "",
+           f"For each JAX module (JAX {version}, `docs/jax_names.json`), how many of its "
+           "public names the tf_numba module of the same path (`jax` is `tf`) has, how many "
+           "it leaves out and why (`tf_numba/_jax_coverage.py`), and which it lacks still. "
+           "`tests/test_jax_coverage.py` fails when a module marked complete lacks a name.",
+           "", "| JAX module | tf_numba has | left out | still missing |",
+           "| --- | --- | --- | --- |"]
+    for module, names, had, skip, missing in rows:
+        mark = " (complete)" if module in COMPLETE else ""
+        shown = ", ".join(f"`{n}`" for n in missing) if missing else "-"
+        out.append(f"| `{module}`{mark} | {len(had)} of {len(names)} | {len(skip)} | "
+                   f"{shown} |")
+    out += ["", "Left out, and why:", "",
+            f"- every module: the names ending in `_p`: {_PRIMITIVES}."]
+    for module, reasons in EXCLUDED.items():
+        for why, names in reasons.items():
+            out.append(f"- `{module}`: {', '.join(f'`{n}`' for n in names)}: {why}.")
+    return out
