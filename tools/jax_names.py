@@ -2,7 +2,8 @@
 from the installed JAX, for ``tests/test_jax_coverage.py`` and the coverage table of
 ``docs/reference.md``. Run it when the JAX version the test extra installs changes:
 
-    python tools/jax_names.py
+    python tools/jax_names.py            (writes the file)
+    python tools/jax_names.py --print    (prints what it would write)
 """
 import builtins
 import collections
@@ -10,6 +11,7 @@ import functools
 import importlib
 import json
 import pathlib
+import sys
 import types
 import typing
 
@@ -49,6 +51,9 @@ def main():
     import jax
     data = {"jax_version": jax.__version__,
             "modules": {name: public_names(name) for name in MODULES}}
+    if "--print" in sys.argv[1:]:
+        print(json.dumps(data))
+        return
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {OUT} (JAX {jax.__version__}, "
           f"{sum(len(v) for v in data['modules'].values())} names)")
