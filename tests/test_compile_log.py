@@ -3,6 +3,7 @@ slow compile of a user's function (named, with its kernel count), nothing for he
 with ``tf_numba_log_compiles`` every compile, with its key, seconds and worker."""
 import logging
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -117,3 +118,19 @@ def test_a_real_compile_is_logged_with_its_worker_and_no_stray_line(tmp_path):
     assert re.match(r"compiling jit\(step\) took \d+\.\d s \(1 kernel;", lines[-1]), out.stderr
     assert all(line.startswith(("kernel ", "helper ", "compiling jit(step)"))
                for line in lines), out.stderr
+
+
+def test_the_readmes_slow_compile_warning_is_the_loggers(caplog, monkeypatch, log_compiles):
+    """The README quotes the warning and its threshold: both are the code's."""
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    threshold = re.search(r"kernels took more than (\d+) s to compile", readme)
+    assert threshold and float(threshold.group(1)) == compile_log.SLOW_COMPILE_SECONDS
+    quoted = re.search(r"\(`(compiling jit\(loss\) took [^`]*)`\)", readme).group(1)
+    pattern = re.escape(quoted).replace(r"\.\.\.", ".*").replace(r"6\.1", r"\d+\.\d")
+    monkeypatch.setattr(compile_log, "SLOW_COMPILE_SECONDS", 0.0)
+    with compile_log.compiling_for("jit(loss)"):
+        sent = [compile_log.requested(_kernel(k)) for k in ("aa", "bb")]
+    for request in sent:
+        compile_log.job_done(request, True, False, 3.0, 4242)
+    [line] = _warnings(caplog)
+    assert re.fullmatch(pattern, line), (quoted, line)

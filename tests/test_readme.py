@@ -1,7 +1,7 @@
-"""The README's Python blocks run as pasted, in order, in one session (as a reader
-would paste them); a block shown with the traceback it ends in prints that traceback when
-run as a script; the errors the README describes say what it says; and its first screen
-keeps the two set-up-and-go commands."""
+"""The README's and docs/'s Python blocks run as pasted, in order, in one session per page
+(as a reader would paste them); a block shown with the traceback it ends in prints that
+traceback when run as a script; the errors the README describes say what it says; and its
+first screen keeps the two set-up-and-go commands."""
 import os
 import pathlib
 import re
@@ -22,6 +22,29 @@ FAILING = r"```python\n((?:(?!```).)*)```\n\n```text\n(Traceback (?:(?!```).)*)`
 
 def _blocks(language):
     return re.findall(rf"```{language}\n(.*?)```", README.read_text(), re.S)
+
+
+DOCS = sorted(README.parent.glob("docs/*.md"))
+FENCED = r"```(\w*)\n(.*?)```"
+
+
+def test_every_fenced_block_is_one_the_tests_read():
+    """Python blocks run (here; docs/schedule.md's printed schedule is compared in
+    tests/test_schedule.py), text blocks are what one of them prints, bash blocks are
+    commands (the README's set-up, checked here, and its Dask cluster's, which needs a
+    cluster): no block of another kind goes untested."""
+    for page in [README, *DOCS]:
+        kinds = {kind for kind, _ in re.findall(FENCED, page.read_text(), re.S)}
+        assert kinds <= {"python", "text", "bash"}, (page.name, kinds)
+
+
+@pytest.mark.parametrize("page", [p for p in DOCS if "```python" in p.read_text()],
+                         ids=lambda p: p.name)
+def test_docs_python_blocks_run_in_order(page):
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    namespace = {"__name__": "docs"}
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"{page.name} python block {i}", "exec"), namespace)
 
 
 def test_readme_python_blocks_run_in_order(capsys):
