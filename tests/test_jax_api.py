@@ -253,3 +253,113 @@ def test_shard_map_on_the_one_device_mesh_sees_whole_arrays():
     np.testing.assert_array_equal(tf.jit(f)(np.arange(4.0)), 2 * np.arange(4.0))
     with pytest.raises(ArgumentError, match="does not have"):
         tf.shard_map(lambda x: x, mesh=mesh, in_specs=tf.P("j"), out_specs=tf.P())(np.ones(2))
+
+
+# ---------------------------------------------------------------- the rest of the top level
+
+def test_checkpoint_takes_jax_s_options_and_policies():
+    def f(x, n):
+        for _ in range(n):
+            x = tnp.sin(x) * x
+        return tnp.sum(x)
+    x = np.linspace(0.1, 1.0, 4)
+    want = tf.grad(f)(x, 3)
+    for policy in (None, tf.checkpoint_policies.everything_saveable,
+                   tf.checkpoint_policies.dots_saveable,
+                   tf.checkpoint_policies.save_only_these_names("a")):
+        g = tf.checkpoint(f, static_argnums=1, policy=policy)
+        np.testing.assert_allclose(tf.grad(g)(x, 3), want, rtol=1e-14)
+    assert tf.remat(prevent_cse=False)(tnp.sin)(0.5) == np.sin(0.5)
+
+
+def test_fwd_and_bwd_is_vjp_in_two_functions(jax):
+    def f(np_):
+        return lambda x, w: np_.tanh(x @ w)
+    x, w = np.ones((2, 3)) * 0.3, np.arange(6.0).reshape(3, 2) / 6
+    fwd, bwd = tf.fwd_and_bwd(f(tnp), argnums=(0, 1))
+    y, res = fwd(x, w)
+    got = bwd(res, np.ones((2, 2)))
+    jfwd, jbwd = jax.fwd_and_bwd(f(jax.numpy), argnums=(0, 1))
+    jy, jres = jfwd(x, w)
+    for g, e in zip(got, jbwd(jres, np.ones((2, 2)))):
+        np.testing.assert_allclose(g, e, rtol=1e-14)
+    fwd1, bwd1 = tf.fwd_and_bwd(f(tnp), argnums=1)
+    np.testing.assert_allclose(bwd1(fwd1(x, w)[1], np.ones((2, 2))), got[1], rtol=1e-15)
+
+
+def test_version_and_environment():
+    assert isinstance(tf.version.__version__, str)
+    text = tf.print_environment_info(return_string=True)
+    assert "tf_numba:" in text and "numba:" in text
+
+
+def test_segment_reductions_match_jax(jax):
+    data = np.array([[1.0, 2.0], [3.0, -4.0], [5.0, 6.0], [7.0, 8.0]])
+    ids = np.array([0, 2, 0, 7])
+    for name in ("segment_sum", "segment_prod", "segment_max", "segment_min"):
+        ours, theirs = getattr(tf.ops, name), getattr(jax.ops, name)
+        np.testing.assert_array_equal(ours(data, ids, 3), theirs(data, ids, 3))
+        np.testing.assert_array_equal(ours(data, ids), theirs(data, ids))
+        np.testing.assert_array_equal(
+            tf.jit(lambda d, i: ours(d, i, num_segments=3))(data, ids), theirs(data, ids, 3))
+    np.testing.assert_array_equal(tf.ops.segment_max(np.array([3, 1, 2]), np.array([0, 0, 1])),
+                                  [3, 2])
+    tf.test_util.check_grads(lambda d: tf.ops.segment_sum(d, ids, 3) ** 2, (data,), order=2)
+    with pytest.raises(ConcretizationError, match="num_segments"):
+        tf.jit(lambda d, i: tf.ops.segment_sum(d, i))(data, ids)
+
+
+@pytest.mark.parametrize("method", ["nearest", "linear", "cubic", "lanczos3", "lanczos5",
+                                    "area", "cubic-pytorch"])
+def test_image_resize_matches_jax(jax, method):
+    x = np.random.default_rng(0).random((5, 7, 3))
+    for shape in [(9, 4, 3), (3, 12, 3), (5, 7, 3)]:
+        for antialias in (True, False):
+            np.testing.assert_allclose(tf.image.resize(x, shape, method, antialias),
+                                       jax.image.resize(x, shape, method, antialias),
+                                       atol=1e-13)
+
+
+def test_image_scale_and_translate_matches_jax_and_differentiates(jax):
+    x = np.random.default_rng(1).random((5, 7))
+
+    def warp(np_, image_module, s):
+        return np_.sum(image_module.scale_and_translate(
+            x, (6, 6), (0, 1), np_.stack([s, 0.8]), np_.asarray([0.5, -0.2]), "cubic") ** 2)
+    np.testing.assert_allclose(warp(tnp, tf.image, 1.3), warp(jax.numpy, jax.image, 1.3),
+                               rtol=1e-13)
+    np.testing.assert_allclose(tf.grad(lambda s: warp(tnp, tf.image, s))(1.3),
+                               jax.grad(lambda s: warp(jax.numpy, jax.image, s))(1.3),
+                               rtol=1e-12)
+    tf.test_util.check_grads(lambda im: tf.image.resize(im, (3, 9), "linear"), (x,), order=1)
+
+
+def test_tree_additions_as_jax(jax):
+    import operator
+    tree = {"a": [1, 2], "b": (3, {"c": 4})}
+    assert tf.tree.reduce_associative(operator.add, tree) == 10
+    assert tf.tree_util.flatten_one_level(tree) == ([[1, 2], (3, {"c": 4})], ("a", "b"))
+    assert tf.tree_util.is_tree_node(dict) and not tf.tree_util.is_tree_node(float)
+    td = tf.tree_util.treedef_tuple([tf.tree.structure(1), tf.tree.structure([1, 2])])
+    assert tf.tree.unflatten(td, [1, 2, 3]) == (1, [2, 3])
+
+
+def test_linalg_and_fft_array_api_names_match_numpy():
+    rng = np.random.default_rng(2)
+    x = rng.random((2, 3, 3))
+    chain = [rng.random((3, 4)), rng.random((4, 2)), rng.random((2, 5)), rng.random(5)]
+    np.testing.assert_allclose(tnp.linalg.multi_dot(chain), np.linalg.multi_dot(chain))
+    np.testing.assert_allclose(tnp.linalg.multi_dot(chain[1:][::-1][::-1]),
+                               np.linalg.multi_dot(chain[1:]))
+    for name, args, kw in [("trace", (x,), {"offset": 1}), ("diagonal", (x,), {}),
+                           ("vecdot", (x, x), {}), ("cross", (x, x[::-1]), {}),
+                           ("matmul", (x, x), {}), ("matrix_transpose", (x,), {}),
+                           ("tensordot", (x, x[0]), {"axes": 1}),
+                           ("outer", (x[0, 0], x[1, 1]), {})]:
+        np.testing.assert_allclose(getattr(tnp.linalg, name)(*args, **kw),
+                                   getattr(np.linalg, name)(*args, **kw), rtol=1e-14)
+    z = rng.random(6) + 1j * rng.random(6)
+    for norm in (None, "ortho", "forward"):
+        np.testing.assert_allclose(tnp.fft.hfft(z, 9, norm=norm), np.fft.hfft(z, 9, norm=norm))
+        np.testing.assert_allclose(tnp.fft.ihfft(z.real, norm=norm),
+                                   np.fft.ihfft(z.real, norm=norm))

@@ -14,11 +14,11 @@ imports = functools.cache(import_layers.imports)     # (each test reads every fi
 # Lowest first. A unit imports only units of the layers above it in this list (the units
 # sharing a line import neither each other nor anything of their own line).
 LAYERS = [
-    "errors _heap _jax_coverage",
+    "errors _heap _jax_coverage version",
     "core",                    # the IR, tracing, rule tables: registries filled from above
     "config _reference device typing",
     "tracebacks",              # where an error leaves the public functions (every module's)
-    "debug dtypes tree_util",
+    "debug dtypes tree_util checkpoint_policies",
     "tree",
     "kernel_vocab",            # how a primitive lowers: the words ops states lowerings in
     "transforms",              # jvp, partial eval, transpose, vmap, simplify
@@ -28,7 +28,7 @@ LAYERS = [
     "ext",                     # op families with their rules (linalg, fft, einsum)
     "numpy",
     "lax",
-    "random",
+    "random image",
     "nn",
     "scipy",
     "optimizers",

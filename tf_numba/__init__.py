@@ -16,10 +16,10 @@ try:
     from ._heap import keep_freed_heap as _keep_freed_heap
     _keep_freed_heap()
     from . import ops  # noqa: F401  (registers every primitive)
-    from .api import (ShapeDtype, ShapeDtypeStruct, block_until_ready, eval_shape, grad,
-                      hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
-                      make_jaxpr, make_program, named_call, named_scope, stop_gradient,
-                      symbolic, typeof, value_and_grad, vjp, vmap)
+    from .api import (ShapeDtype, ShapeDtypeStruct, block_until_ready, eval_shape,
+                      fwd_and_bwd, grad, hessian, jacfwd, jacobian, jacrev, jvp,
+                      linear_transpose, linearize, make_jaxpr, make_program, named_call,
+                      named_scope, stop_gradient, symbolic, typeof, value_and_grad, vjp, vmap)
     from .core.dtypes import float0
     from .core.trace import compile_time_eval as ensure_compile_time_eval
     from .tree_util import register_pytree_node
@@ -43,11 +43,12 @@ try:
                          transfer_guard, transfer_guard_device_to_device,
                          transfer_guard_device_to_host, transfer_guard_host_to_device)
     from . import custom_derivatives, dtypes, sharding, test_util, typing  # noqa: E402
+    from . import checkpoint_policies, image, version  # noqa: E402
     from .callback import pure_callback  # noqa: E402
     from .device import (Device, copy_to_host_async, default_backend,  # noqa: E402
                          device_count, devices, effects_barrier, host_count, host_id,
-                         host_ids, local_device_count, local_devices, process_count,
-                         process_index, process_indices)
+                         host_ids, local_device_count, local_devices, print_environment_info,
+                         process_count, process_index, process_indices)
     from .sharding import (NamedSharding, device_get, device_put,  # noqa: E402
                            make_array_from_callback, make_array_from_process_local_data,
                            make_array_from_single_device_arrays, make_mesh, pmap, reshard,
@@ -62,10 +63,10 @@ finally:
 
 __all__ = [
     # transforms
-    "checkpoint", "closure_convert", "custom_gradient", "custom_jvp", "custom_vjp", "eval_shape",
-    "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "linear_transpose",
-    "linearize", "make_jaxpr", "make_program", "named_call", "named_scope", "pure_callback",
-    "remat", "stop_gradient", "value_and_grad", "vjp", "vmap",
+    "checkpoint", "closure_convert", "custom_gradient", "custom_jvp", "custom_vjp",
+    "eval_shape", "fwd_and_bwd", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit",
+    "jvp", "linear_transpose", "linearize", "make_jaxpr", "make_program", "named_call",
+    "named_scope", "pure_callback", "remat", "stop_gradient", "value_and_grad", "vjp", "vmap",
     # values and their types
     "Array", "ShapeDtype", "ShapeDtypeStruct", "block_until_ready", "einsum", "float0",
     "register_pytree_node", "symbolic", "typeof",
@@ -77,14 +78,15 @@ __all__ = [
     "make_mesh", "pmap", "process_count", "process_index", "process_indices", "reshard",
     "set_mesh", "shard_map", "smap",
     # switches and caches
-    "cache_info", "check_tracer_leaks", "checking_leaks", "clear_caches", "default_device",
+    "cache_info", "check_tracer_leaks", "checking_leaks", "checkpoint_policies",
+    "clear_caches", "default_device",
     "default_matmul_precision", "disable_jit", "enable_x64", "ensure_compile_time_eval",
     "log_compiles", "transfer_guard", "transfer_guard_device_to_device",
     "transfer_guard_device_to_host", "transfer_guard_host_to_device",
     # errors and modules
-    "TfNumbaError", "config", "custom_derivatives", "debug", "dtypes", "errors", "lax", "nn",
-    "numpy", "optimizers", "random", "runtime", "sharding", "test_util", "tree", "tree_util",
-    "typing"]
+    "TfNumbaError", "config", "custom_derivatives", "debug", "dtypes", "errors", "image",
+    "lax", "nn", "numpy", "ops", "optimizers", "print_environment_info", "random", "runtime",
+    "sharding", "test_util", "tree", "tree_util", "typing", "version"]
 
 from .tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
 _mark_entry_points(globals())   # their errors' tracebacks end at the caller's code

@@ -77,7 +77,13 @@ EXCLUDED = {
         "helpers JAX's module imports for itself (jax.util's map and zip)": [
             "map", "safe_map", "safe_zip", "unzip2", "zip"],
     },
+    "jax.tree_util": {
+        "the registry object of JAX's C++ pytrees: tf_numba's registry is "
+        "register_pytree_node's": ["default_registry"],
+    },
     "jax.debug": {
+        "an interactive debugger stopped inside a running program: run it under "
+        "tf.disable_jit() and use Python's breakpoint()": ["breakpoint"],
         "JAX's effect types and multi-device sharding displays": [
             "DebugEffect", "OrderedDebugEffect", "inspect_array_sharding",
             "visualize_array_sharding", "visualize_sharding"],
@@ -85,9 +91,11 @@ EXCLUDED = {
 }
 
 # the modules that have every JAX name but the excluded ones
-COMPLETE = ("jax.numpy", "jax.nn", "jax.nn.initializers", "jax.random", "jax.dtypes",
-            "jax.sharding", "jax.test_util", "jax.custom_derivatives",
-            "jax.example_libraries.optimizers", "jax.scipy.integrate")
+COMPLETE = ("jax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn",
+            "jax.nn.initializers", "jax.random", "jax.tree", "jax.tree_util", "jax.debug",
+            "jax.dtypes", "jax.sharding", "jax.test_util", "jax.custom_derivatives",
+            "jax.example_libraries.stax", "jax.example_libraries.optimizers",
+            "jax.scipy.integrate")
 # tf_numba's modules that are imported on first use, by the attribute that reaches them
 _ON_FIRST_USE = {"tf_numba": ("scipy", "dask")}
 

@@ -819,3 +819,27 @@ class named_scope:
 
     def __exit__(self, *exc):
         return False
+
+
+def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
+    """``(fwd, bwd)``: ``fwd(*args)`` is ``(fun(*args), residuals)`` (``(out, residuals,
+    aux)`` with ``has_aux``) and ``bwd(residuals, ct)`` the cotangents of the arguments
+    ``argnums`` names, as ``jax.fwd_and_bwd``. The residuals are ``vjp``'s pullback, whose
+    program is transformed once and cached, so ``jitted`` changes nothing here.
+
+    >>> fwd, bwd = fwd_and_bwd(lambda x, w: x @ w, argnums=(0, 1))
+    """
+    def fwd(*args):
+        nums = _normalize_argnums(argnums, len(args))
+
+        def partial_fn(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return fun(*full)
+        return vjp(partial_fn, *[args[i] for i in nums], has_aux=has_aux)
+
+    def bwd(pullback, cotangent):
+        grads = pullback(cotangent)
+        return grads[0] if isinstance(argnums, numbers.Integral) else grads
+    return fwd, bwd

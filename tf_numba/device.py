@@ -9,7 +9,8 @@ from .errors import ArgumentError
 
 __all__ = ["Device", "copy_to_host_async", "default_backend", "device_count", "devices",
            "effects_barrier", "host_count", "host_id", "host_ids", "local_device_count",
-           "local_devices", "process_count", "process_index", "process_indices"]
+           "local_devices", "print_environment_info", "process_count", "process_index",
+           "process_indices"]
 
 
 class Device:
@@ -86,6 +87,28 @@ def process_indices(backend=None):
 
 
 host_count, host_id, host_ids = process_count, process_index, process_indices
+
+
+def print_environment_info(return_string=False):
+    """The versions of tf_numba and what it runs on (Python, NumPy, numba, SciPy, the
+    machine), printed or, with ``return_string=True``, returned
+    (``jax.print_environment_info``)."""
+    import os
+    import platform
+    import sys
+
+    import numba
+    import numpy
+    import scipy
+
+    from .version import __version__
+    text = "\n".join([f"tf_numba: {__version__}", f"numpy:    {numpy.__version__}",
+                      f"numba:    {numba.__version__}", f"scipy:    {scipy.__version__}",
+                      f"python:   {sys.version}",
+                      f"machine:  {platform.platform()}, {os.cpu_count()} CPUs"]) + "\n"
+    if return_string:
+        return text
+    print(text, end="")
 
 
 def copy_to_host_async(x):

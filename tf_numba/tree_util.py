@@ -23,7 +23,8 @@ __all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef",
            "tree_all", "tree_broadcast", "tree_flatten", "tree_flatten_with_path",
            "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path",
            "tree_reduce", "tree_structure", "tree_transpose", "tree_unflatten",
-           "treedef_children", "treedef_is_leaf"]
+           "treedef_children", "treedef_is_leaf", "tree_reduce_associative", "is_tree_node",
+           "flatten_one_level", "flatten_one_level_with_keys", "treedef_tuple", "KeyPath"]
 
 _no_initializer = object()
 
@@ -57,6 +58,26 @@ def tree_reduce(function, tree, initializer=_no_initializer, is_leaf=None):
     if initializer is _no_initializer:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
+
+
+def tree_reduce_associative(operation, tree, *, identity=_no_initializer, is_leaf=None):
+    """``operation`` folded over the leaves as a balanced tree of pairs (an associative
+    operation gives the same as ``tree_reduce``, in depth log n), as
+    ``jax.tree.reduce_associative``; ``identity`` is the result of no leaves.
+
+    >>> tree_reduce_associative(operator.add, [1, (2, 3), 4])
+    10
+    """
+    leaves = pytree.flatten(tree, is_leaf)[0]
+    if not leaves:
+        if identity is _no_initializer:
+            raise PytreeError("a tree of no leaves needs an identity to reduce to",
+                              op="tree_reduce_associative")
+        return identity
+    while len(leaves) > 1:
+        paired = [operation(a, b) for a, b in zip(leaves[::2], leaves[1::2])]
+        leaves = paired + ([leaves[-1]] if len(leaves) % 2 else [])
+    return leaves[0]
 
 
 def tree_all(tree, *, is_leaf=None):
@@ -226,7 +247,43 @@ pytree.register_pytree_node(
     lambda func, children: Partial(func, *children[0], **children[1]))
 
 
+def is_tree_node(typ):
+    """Whether ``typ`` is a pytree node type (a container of subtrees) rather than a leaf
+    type, as ``jax.tree_util.is_tree_node``."""
+    return typ in pytree._registry or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def flatten_one_level(tree):
+    """``(children, aux)`` of one pytree node, its subtrees not flattened further, as
+    ``jax.tree_util.flatten_one_level``: ``({'a': [1, 2], 'b': 3}) -> ([[1, 2], 3],
+    ('a', 'b'))``. A leaf is a ValueError."""
+    kind, fns = pytree._node_of(tree)
+    if kind is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = fns[0](tree)
+    return list(children), aux
+
+
+def flatten_one_level_with_keys(tree):
+    """``([(key, child), ...], aux)`` of one pytree node, as
+    ``jax.tree_util.flatten_one_level_with_keys``."""
+    children, aux = flatten_one_level(tree)
+    keys = pytree._keys_of(type(tree), tree, len(children))
+    return list(zip(keys, children)), aux
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose items have the structures ``treedefs``."""
+    children = tuple(treedefs)
+    return pytree.TreeDef(tuple, None, children)
+
+
+# a tree's key path: a tuple of DictKey, SequenceKey, GetAttrKey or FlattenedIndexKey
+KeyPath = tuple
+
+
 from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
 _mark_entry_points(globals())   # their errors' tracebacks end at the caller's code
 from tf_numba.core.public import public_dir as _public_dir  # noqa: E402
 __dir__ = _public_dir(globals())   # dir() shows __all__, not the imported helpers
+

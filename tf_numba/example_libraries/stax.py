@@ -29,7 +29,10 @@ __all__ = ["AvgPool", "BatchNorm", "Conv", "Conv1DTranspose", "ConvTranspose", "
            "GeneralConv", "GeneralConvTranspose", "Identity", "LeakyRelu", "LogSoftmax",
            "MaxPool", "Relu", "Selu", "Sigmoid", "Softmax", "Softplus", "SumPool", "Tanh",
            "elementwise", "glorot", "logsoftmax", "parallel", "randn", "serial",
-           "shape_dependent"]
+           "shape_dependent",
+           # the activations and initializers JAX's stax module offers by name too
+           "elu", "gelu", "glorot_normal", "leaky_relu", "log_softmax", "normal", "ones",
+           "relu", "selu", "sigmoid", "softmax", "softplus", "standardize", "zeros"]
 
 # the older names stax keeps
 glorot = glorot_normal

@@ -240,16 +240,43 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             pytree.unflatten(trees["y"], outs[len(carry):]))
 
 
-def checkpoint(fn):
+def checkpoint(fn=None, *, prevent_cse=True, policy=None, static_argnums=(),
+               static_argnames=()):
     """Rematerialize ``fn`` in reverse mode: its intermediate values are not stored for the
     backward pass but recomputed from its inputs there (``jax.checkpoint``).
 
+    ``policy`` (``tf.checkpoint_policies``): ``everything_saveable`` keeps every value (no
+    rematerialization); any other keeps none (see ``tf.checkpoint_policies``).
+    ``static_argnums``/``static_argnames`` name arguments that are Python values, not
+    traced. ``prevent_cse`` is taken: a checkpoint's equation is never merged anyway.
+
     >>> g = tf.grad(lambda x: tnp.sum(checkpoint(tnp.sin)(x)))
     """
+    from .. import checkpoint_policies
+    if fn is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
+                                 static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    if policy is checkpoint_policies.everything_saveable:
+        return fn
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static_names = (static_argnames,) if isinstance(static_argnames, str) \
+        else tuple(static_argnames)
+
     @functools.wraps(fn)
-    def wrapped(*args):
-        leaves, tree = flat(args)
-        program, lead, out_tree = _trace(fn, tree, [aval_of(x) for x in leaves])
+    def wrapped(*args, **kwargs):
+        fixed = {i: a for i, a in enumerate(args) if i in statics}
+        fixed_kw = {k: v for k, v in kwargs.items() if k in static_names}
+        dynamic = (tuple(a for i, a in enumerate(args) if i not in statics),
+                   {k: v for k, v in kwargs.items() if k not in static_names})
+
+        def bound(dyn_args, dyn_kwargs):
+            it = iter(dyn_args)
+            full = [fixed[i] if i in fixed else next(it) for i in range(len(args))]
+            return fn(*full, **dyn_kwargs, **fixed_kw)
+        leaves, tree = flat(dynamic)
+        program, lead, out_tree = _trace(lambda *d: bound(*d), tree,
+                                         [aval_of(x) for x in leaves])
         outs = control.checkpoint_p.bind(*lead, *leaves, body=program)
         return pytree.unflatten(out_tree, outs)
     return wrapped

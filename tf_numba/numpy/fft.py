@@ -19,7 +19,8 @@ from ..ops import layout
 from . import _promote as P
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
-           "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift", "hfft",
+           "ihfft"]
 
 
 def _norm(norm):
@@ -143,6 +144,32 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     P.check_unsupported("irfft", out=(out, None))
     axes, s = _one(axis, n)
     return _c2r(a, s, axes, norm, "irfft")
+
+
+_SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(a, n=None, axis=-1, norm=None, out=None):
+    """The DFT of a signal with Hermitian symmetry given by its non-negative half: ``n``
+    real values (default ``2 * (m - 1)``), as ``numpy.fft.hfft``."""
+    from .math import conjugate
+    P.check_unsupported("hfft", out=(out, None))
+    return irfft(conjugate(P.asarray(a)), n, axis, _SWAPPED[_norm_arg(norm)])
+
+
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    """The inverse of ``hfft``: the non-negative half of the Hermitian DFT of a real
+    signal, as ``numpy.fft.ihfft``."""
+    from .math import conjugate
+    P.check_unsupported("ihfft", out=(out, None))
+    return conjugate(rfft(a, n, axis, _SWAPPED[_norm_arg(norm)]))
+
+
+def _norm_arg(norm):
+    if norm not in _SWAPPED:
+        raise ValueError(f"Invalid norm value {norm}; should be 'backward', 'ortho' or "
+                         "'forward'.")
+    return norm
 
 
 def fftn(a, s=None, axes=None, norm=None, out=None):

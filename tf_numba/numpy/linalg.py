@@ -30,7 +30,9 @@ from . import _promote as P
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "qr", "eig", "eigvals", "eigh",
            "eigvalsh", "svd", "svdvals", "norm", "vector_norm", "matrix_norm", "pinv", "lstsq",
-           "matrix_power", "tensorsolve", "tensorinv", "cond", "matrix_rank", "LinAlgError"]
+           "matrix_power", "tensorsolve", "tensorinv", "cond", "matrix_rank", "LinAlgError",
+           "cross", "diagonal", "matmul", "matrix_transpose", "multi_dot", "outer", "tensordot",
+           "trace", "vecdot"]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -440,6 +442,111 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     else:
         tol = tnp.expand_dims(P.asarray(tol), -1)
     return P.scalar_result(tnp.sum(s > tol, axis=-1))
+
+
+
+# ---------------------------------------------------------------- the array API's linalg names
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis``, as ``numpy.linalg.cross``."""
+    from .products import cross as cross_
+    return cross_(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the matrices in the last two axes, as ``numpy.linalg.diagonal``."""
+    from .manipulation import diagonal as diagonal_
+    return diagonal_(x, offset, -2, -1)
+
+
+def matmul(x1, x2, /):
+    """The matrix product, as ``numpy.linalg.matmul`` (``tnp.matmul``)."""
+    from .products import matmul as matmul_
+    return matmul_(x1, x2)
+
+
+def matrix_transpose(x, /):
+    """The matrices in the last two axes transposed, as ``numpy.linalg.matrix_transpose``."""
+    from .manipulation import matrix_transpose as transpose_
+    return transpose_(x)
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors, as ``numpy.linalg.outer``."""
+    from .products import outer as outer_
+    if P.ndim_of(x1) != 1 or P.ndim_of(x2) != 1:
+        raise ShapeError(f"takes vectors, got shapes {P.shape_of(x1)} and {P.shape_of(x2)}",
+                         op="linalg.outer")
+    return outer_(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """The tensor contraction over ``axes``, as ``numpy.linalg.tensordot``."""
+    from .products import tensordot as tensordot_
+    return tensordot_(x1, x2, axes)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The traces of the matrices in the last two axes, as ``numpy.linalg.trace``."""
+    from .products import trace as trace_
+    return trace_(x, offset, -2, -1, dtype)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """The dot product of vectors along ``axis`` (conjugating ``x1``), as
+    ``numpy.linalg.vecdot``."""
+    from .products import vecdot as vecdot_
+    return vecdot_(x1, x2, axis=axis)
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices (the first may be a row vector, the last a
+    column vector), in the order of fewest multiplications, as ``numpy.linalg.multi_dot``.
+
+    >>> tnp.linalg.multi_dot([np.ones(2), np.ones((2, 3)), np.ones(3)])
+    np.float64(6.0)
+    """
+    from .products import matmul as matmul_
+    arrays = [P.asarray(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ShapeError("needs at least two arrays", op="multi_dot")
+    first_vector, last_vector = P.ndim_of(arrays[0]) == 1, P.ndim_of(arrays[-1]) == 1
+    if first_vector:
+        arrays[0] = arrays[0][None, :]
+    if last_vector:
+        arrays[-1] = arrays[-1][:, None]
+    dims = [P.shape_of(a)[0] for a in arrays] + [P.shape_of(arrays[-1])[1]]
+    out = _chain(arrays, _chain_order(dims), 0, len(arrays) - 1, matmul_)
+    if first_vector:
+        out = out[0]
+    if last_vector:
+        out = out[..., 0]
+    return P.scalar_result(out)
+
+
+def _chain_order(dims):
+    """Where to split each sub-chain ``i..j`` for the fewest multiplications (the dynamic
+    programme of Cormen et al., "Introduction to Algorithms", 15.2)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = float("inf")
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(arrays, split, i, j, matmul_):
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return matmul_(_chain(arrays, split, i, k, matmul_), _chain(arrays, split, k + 1, j,
+                                                                  matmul_))
 
 
 from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
