@@ -651,6 +651,16 @@ def _split_axis(x, sizes, axis, leading_shape, shapes):
     return pieces
 
 
+def _of_argnums(fn, args, nums):
+    """``fn`` as a function of the arguments ``nums`` alone, the others those of ``args``."""
+    def partial_fn(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return fn(*full)
+    return partial_fn
+
+
 def _jacobian(fn, argnums, forward, has_aux=False, holomorphic=False):
     fname = "jacfwd" if forward else "jacrev"
 
@@ -658,13 +668,7 @@ def _jacobian(fn, argnums, forward, has_aux=False, holomorphic=False):
     @functools.wraps(fn)
     def jacobian_fn(*args):
         nums = _normalize_argnums(argnums, len(args))
-
-        def partial_fn(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return fn(*full)
-
+        partial_fn = _of_argnums(fn, args, nums)
         diff_args = tuple(args[i] for i in nums)
         in_leaves, in_tree = pytree.flatten(diff_args)
         in_avals = [_aval(_as_array(x)) for x in in_leaves]
@@ -831,13 +835,7 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
     """
     def fwd(*args):
         nums = _normalize_argnums(argnums, len(args))
-
-        def partial_fn(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return fun(*full)
-        return vjp(partial_fn, *[args[i] for i in nums], has_aux=has_aux)
+        return vjp(_of_argnums(fun, args, nums), *[args[i] for i in nums], has_aux=has_aux)
 
     def bwd(pullback, cotangent):
         grads = pullback(cotangent)
