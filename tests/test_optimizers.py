@@ -2,6 +2,7 @@
 (float32 there) and optax where installed; pytrees of parameters, jitted updates, schedules
 and clipping by global norm."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import optimizers as opt
-from tf_numba.errors import PytreeError
+from tf_numba.errors import PytreeError, ShapeError
 
 RNG = np.random.default_rng(0)
 PARAMS = {"w": RNG.normal(size=(3, 2)), "b": RNG.normal(size=2), "s": 0.5,
@@ -174,6 +175,19 @@ def test_gradient_structure_must_match_the_parameters():
     init, update, _ = opt.sgd(0.1)
     with pytest.raises(PytreeError, match="gradient has structure"):
         update(0, {"w": 1.0}, init({"w": 1.0, "b": 2.0}))
+
+
+@pytest.mark.parametrize("gradient_b", [np.ones(1), np.ones((2, 1)), np.ones(3)])
+@pytest.mark.parametrize("jitted", [False, True])
+def test_a_gradient_leaf_of_another_shape_is_an_error_naming_it(gradient_b, jitted):
+    """Not broadcast into the parameter (a (1,) or (2, 1) gradient of a (2,) parameter
+    would be), nor NumPy's broadcasting error: the leaf's path and both shapes."""
+    init, update, _ = opt.adam(0.1)
+    state = init({"w": np.ones(3), "b": [np.ones(2)]})
+    step = tf.jit(update) if jitted else update
+    with pytest.raises(ShapeError, match=rf"adam update: the gradient\['b'\]\[0\] has shape "
+                       rf"{re.escape(str(gradient_b.shape))}, its parameter \(2,\)"):
+        step(0, {"w": np.ones(3), "b": [gradient_b]}, state)
 
 
 def test_training_loop_with_grad_and_jit_reduces_the_loss():

@@ -203,6 +203,13 @@ def test_a_float_key_is_a_dtype_error():
         random.normal(np.array([1.0, 2.0]), (3,))
 
 
+@pytest.mark.parametrize("shape", [(2, -1), (2, 1.5), -3, "3"])
+def test_a_shape_of_negative_or_fractional_lengths_is_an_error(shape):
+    """As JAX, which refuses them: not an empty or truncated axis."""
+    with pytest.raises(ShapeError, match=r"random.normal: shape must be a tuple of non-neg"):
+        random.normal(KEY, shape)
+
+
 def test_uint32_keys_from_jax_are_accepted():
     k = random.key(5)
     np.testing.assert_array_equal(random.bits(k.astype(np.uint32), (3,)), random.bits(k, (3,)))

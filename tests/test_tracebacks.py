@@ -67,6 +67,20 @@ def test_a_tf_numba_error_shows_only_the_users_frames(tmp_path):
     assert f"  at {script}:7 (in predict)" in stderr
 
 
+@pytest.mark.parametrize("call, error", [
+    ("predict.lower(np.ones((3, 2)), np.ones((4, 5)))", "ShapeError: matmul: Input operand 1"),
+    ("predict.lower(np.ones((3, 2)), np.ones((4, 3))).compile(np.ones((3, 2)), np.ones((4, 5)))",
+     "SpecializationMismatch: input 1 axis 1 was prepared as 3, got 5")])
+def test_a_jitted_functions_lower_and_compile_are_entry_points(tmp_path, call, error):
+    """``f.lower(*args)`` traces as a call does; ``.compile(*args)`` with arguments of
+    another shape than the lowered one says so, as ``Runtime.run`` does."""
+    code = SHAPE_ERROR_UNDER_JIT.replace("predict(np.ones((3, 2)), np.ones((4, 5)))", call)
+    stderr, script = _run(tmp_path, code)
+    frames = _filtered_frames(stderr)
+    assert frames[0] == f'File "{script}", line 9, in <module>', stderr
+    assert error in stderr
+
+
 @pytest.mark.parametrize("how", ["environment", "config"])
 def test_filtering_off_shows_tf_numba_frames(tmp_path, how):
     if how == "environment":

@@ -30,11 +30,11 @@ _EVERY_JITTED = weakref.WeakSet()
 
 class Specialization:
     """A traced, simplified and prepared specialization of a jitted function."""
-    __slots__ = ("plan", "out_tree", "program", "threads")
+    __slots__ = ("prepared", "plan", "out_tree", "program", "threads")
 
-    def __init__(self, plan, out_tree, program, threads=1):
-        self.plan, self.out_tree, self.program = plan, out_tree, program
-        self.threads = threads
+    def __init__(self, prepared, out_tree, program, threads=1):
+        self.prepared, self.plan = prepared, prepared.plan
+        self.out_tree, self.program, self.threads = out_tree, program, threads
 
     def as_text(self):
         """The program, the schedule of each kernel and the generated source."""
@@ -47,14 +47,17 @@ class Specialization:
         none)."""
         return self.plan.variant_for(self.threads).schedules
 
+    @api_boundary
     def compile(self, *args):
         """Block until this specialization runs compiled (tiered plans compile in the
-        background after their first call; pass the arguments to start it now)."""
+        background after their first call; pass the arguments to start it now: they must
+        have the shapes and dtypes it was lowered for)."""
         plan = self.plan.variant_for(self.threads)
         leaves = None
         if args and not plan.ready:
             leaves = [np.asarray(x) if not isinstance(x, np.ndarray) else x
                       for x in pytree.flatten(args)[0]]
+            self.prepared.check(leaves)
             plan.run(list(leaves), self.threads)
         plan.compile(leaves)
         return self
@@ -188,8 +191,9 @@ class Jitted:
         # the same path as Runtime users: prepare through a runtime's plan cache
         runtime = default_runtime(self.tiered)
         prepared = runtime.prepare(program, traced.leaves, [CpuEngine.TARGET])
-        return Specialization(prepared.plan, traced.out_tree, program, self.threads)
+        return Specialization(prepared, traced.out_tree, program, self.threads)
 
+    @api_boundary
     def lower(self, *args, **kwargs):
         """The Specialization for these arguments (``.as_text()`` prints it)."""
         return self._prepare(args, kwargs)[0]

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import numpy as tnp
 from .core import pytree
-from .errors import ArgumentError, PytreeError
+from .errors import ArgumentError, PytreeError, ShapeError
 
 __all__ = ["JoinPoint", "Optimizer", "OptimizerState", "adagrad", "adam", "adamax", "adamw",
            "clip_by_global_norm", "clip_grads", "constant", "cosine_decay",
@@ -158,8 +158,12 @@ def optimizer(opt_maker):
                                   f"parameters {tree}; pass the gradient of the parameters "
                                   "the state was made from", op=f"{opt_maker.__name__} update")
             new = []
-            for g, s, sub in zip(grad_flat, states_flat, subtrees):
-                leaves, sub_new = pytree.flatten(update(i, g, pytree.unflatten(sub, s)))
+            for k, (g, s, sub) in enumerate(zip(grad_flat, states_flat, subtrees)):
+                state = pytree.unflatten(sub, s)
+                if tnp.shape(g) != tnp.shape(get_params(state)):
+                    _wrong_gradient_shape(opt_maker.__name__, grad_tree, k, g,
+                                          get_params(state))
+                leaves, sub_new = pytree.flatten(update(i, g, state))
                 if sub_new != sub:
                     raise PytreeError(f"changed a state's structure from {sub} to "
                                       f"{sub_new}", op=f"{opt_maker.__name__} update")
@@ -172,6 +176,15 @@ def optimizer(opt_maker):
                                            for s, sub in zip(states_flat, subtrees)])
         return Optimizer(tree_init, tree_update, tree_get_params)
     return tree_opt_maker
+
+
+def _wrong_gradient_shape(name, grad_tree, k, g, x):
+    """A gradient leaf of another shape than its parameter would broadcast into it (or
+    fail in NumPy's words): say which leaf."""
+    path = pytree.keystr(pytree.flatten_with_path(grad_tree)[0][k][0])
+    raise ShapeError(f"the gradient{path} has shape {tnp.shape(g)}, its parameter "
+                     f"{tnp.shape(x)}; pass the gradient of the parameters the state was "
+                     "made from", op=f"{name} update")
 
 
 def _first(state):

@@ -28,6 +28,7 @@ built on it, by implicit differentiation) are differentiable.
 """
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -184,13 +185,17 @@ def _traced_threefry(k0, k1, counts):
 
 
 def _shape_of(shape, what):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+    """``shape`` as a tuple of ints, each >= 0 (a float or negative length is an error, not
+    a truncated or empty axis)."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
-        return tuple(int(d) for d in shape)
+        dims = tuple(operator.index(d) for d in dims)
     except TypeError:
-        raise ShapeError(f"shape must be a tuple of ints, got {shape!r}",
-                         op=f"random.{what}") from None
+        dims = (-1,)
+    if any(d < 0 for d in dims):
+        raise ShapeError(f"shape must be a tuple of non-negative ints, got {shape!r}",
+                         op=f"random.{what}")
+    return dims
 
 
 # ---------------------------------------------------------------- keys
@@ -294,7 +299,7 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
 def normal(key, shape=(), dtype=np.float64):
     """Standard normal samples, as ``jax.random.normal``: ``sqrt(2) * erf_inv(u)`` for ``u``
     uniform on ``(-1, 1)``, with XLA's erf_inv (``ops.special.erf_inv``)."""
-    dtype = _float_dtype(dtype, "normal")
+    dtype, shape = _float_dtype(dtype, "normal"), _shape_of(shape, "normal")
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform(key, shape, dtype, lo, 1.0)
     return tnp.asarray(np.sqrt(2.0), dtype=dtype) * erf_inv(u)
