@@ -97,6 +97,32 @@ def test_no_raise_site_writes_its_op_into_its_message():
     assert not doubled, "\n".join(doubled)
 
 
+def _compiled(function):
+    """Whether a function is numba-compiled (``@_jit``, ``@njit``): it raises the builtin
+    errors numba can, which the plan running it explains as tf_numba errors."""
+    return any("jit" in ast.unparse(d) for d in function.decorator_list)
+
+
+def test_no_raise_site_writes_an_op_prefix_by_hand():
+    """An error whose message starts with its op ("random.choice: ...") passes it as
+    ``op=`` instead, so that TfNumbaError alone writes the prefix (and ``locate`` cannot
+    write a second one) and the error is a TfNumbaError, not a bare ValueError."""
+    by_hand = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        skipped = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+                   and _compiled(f) for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Raise) or id(node) in skipped \
+                    or not isinstance(node.exc, ast.Call) or not node.exc.args \
+                    or any(k.arg == "op" for k in node.exc.keywords):
+                continue
+            by_hand += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {message[:60]!r}"
+                        for message in _text(node.exc.args[0])
+                        if re.match(r"[\w.]+(\([^)]*\))?: ", message)]
+    assert not by_hand, "\n".join(by_hand)
+
+
 X3, X4, EYE2 = np.ones(3), np.ones(4), np.eye(2)
 
 
@@ -185,6 +211,10 @@ BAD_INPUTS = {
     "lax.reduce_window": lambda: lax.reduce_window(X3, 0.0, "mean", (2,), (1,), "VALID"),
     "random.key": lambda: random.key(1.5),
     "random (a key)": lambda: random.normal(1.5, (2,)),
+    "random (a shape)": lambda: random.normal(random.key(0), (2, -1)),
+    "random.choice": lambda: random.choice(random.key(0), 3, (4,), replace=False),
+    "random.multivariate_normal": lambda: random.multivariate_normal(
+        random.key(0), np.zeros(2), EYE2, method="bad"),
     "random.split": lambda: random.split(X3, 2),
     "random.randint": lambda: random.randint(random.key(0), (2,), 0, 5, dtype=np.float32),
     "nn": lambda: nn.softmax(X3, axis=2),
@@ -198,6 +228,7 @@ BAD_INPUTS = {
     "optimizers (a step size)": lambda: optimizers.sgd("fast"),
     "optimizers (a schedule)": lambda: optimizers.piecewise_constant([1, 2], [1.0]),
     "optimizers (update)": _optimizer_update_with_another_tree,
+    "optimizers (a gradient's shape)": lambda: optimizers.sgd(0.1)[1](0, X4, X3),
     "example_libraries.stax": _stax_apply_to_the_wrong_width,
     "Runtime.prepare": _runtime_prepare_without_targets,
     "Runtime.run": _runtime_run_on_another_shape,
@@ -208,6 +239,12 @@ BAD_INPUTS = {
     "scipy.linalg (assume_a)": lambda: tf.scipy.linalg.solve(EYE2, X3[:2], assume_a="bad"),
     "scipy.linalg (shapes)": lambda: tf.scipy.linalg.solve(EYE2, X4),
     "scipy.special": lambda: tf.scipy.special.logsumexp(X3, axis=3),
+    "scipy.stats.rankdata": lambda: tf.scipy.stats.rankdata(X3, method="bad"),
+    "scipy.stats.gaussian_kde": lambda: tf.scipy.stats.gaussian_kde(X3, bw_method="bad"),
+    "scipy.special.multigammaln": lambda: tf.scipy.special.multigammaln(X3, 0),
+    "packbits": lambda: tnp.packbits(X3 > 0, bitorder="bad"),
+    "jit(f).lower": lambda: tf.jit(lambda a, b: a @ b).lower(np.ones((2, 3)), X4),
+    "jit(f).lower().compile": lambda: tf.jit(lambda a: a * 2).lower(X3).compile(X4),
     "scipy.stats": lambda: tf.scipy.stats.norm.pdf(X3, np.ones(2)),
     "scipy.stats (multivariate)": lambda: tf.scipy.stats.multivariate_normal.pdf(X3, X4),
     "scipy.integrate": lambda: tf.scipy.integrate.odeint(lambda y, t: y, X3, np.ones((2, 2))),

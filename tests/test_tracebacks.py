@@ -70,7 +70,7 @@ def test_a_tf_numba_error_shows_only_the_users_frames(tmp_path):
 @pytest.mark.parametrize("call, error", [
     ("predict.lower(np.ones((3, 2)), np.ones((4, 5)))", "ShapeError: matmul: Input operand 1"),
     ("predict.lower(np.ones((3, 2)), np.ones((4, 3))).compile(np.ones((3, 2)), np.ones((4, 5)))",
-     "SpecializationMismatch: input 1 axis 1 was prepared as 3, got 5")])
+     "SpecializationMismatch: compile: input 1 axis 1 was prepared as 3, got 5")])
 def test_a_jitted_functions_lower_and_compile_are_entry_points(tmp_path, call, error):
     """``f.lower(*args)`` traces as a call does; ``.compile(*args)`` with arguments of
     another shape than the lowered one says so, as ``Runtime.run`` does."""

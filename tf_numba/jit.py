@@ -47,7 +47,6 @@ class Specialization:
         none)."""
         return self.plan.variant_for(self.threads).schedules
 
-    @api_boundary
     def compile(self, *args):
         """Block until this specialization runs compiled (tiered plans compile in the
         background after their first call; pass the arguments to start it now: they must
@@ -61,6 +60,7 @@ class Specialization:
             plan.run(list(leaves), self.threads)
         plan.compile(leaves)
         return self
+    compile = api_boundary(compile, "compile")
 
 
 class Jitted:
@@ -193,10 +193,10 @@ class Jitted:
         prepared = runtime.prepare(program, traced.leaves, [CpuEngine.TARGET])
         return Specialization(prepared, traced.out_tree, program, self.threads)
 
-    @api_boundary
     def lower(self, *args, **kwargs):
         """The Specialization for these arguments (``.as_text()`` prints it)."""
         return self._prepare(args, kwargs)[0]
+    lower = api_boundary(lower, "lower")
 
 
 def _fast_call(prepared, threads, table=None, key=None):

@@ -35,7 +35,7 @@ import numpy as np
 from . import numpy as tnp
 from .core import dtypes
 from .core.trace import Tracer
-from .errors import DTypeError, ShapeError
+from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.bits import shift_right_logical
 from .ops.elementwise import erf
 from .ops.special import erf_inv, gammainc, lgamma
@@ -390,8 +390,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64, method="ch
         u, s, _ = tnp.linalg.svd(cov)
         factor = u * tnp.sqrt(s)[..., None, :]
     else:
-        raise ValueError(f"random.multivariate_normal: method is 'cholesky', 'eigh' or "
-                         f"'svd', got {method!r}")
+        raise ArgumentError(f"method is 'cholesky', 'eigh' or 'svd', got {method!r}",
+                            op="random.multivariate_normal")
     z = normal(key, tuple(shape) + tuple(mean.shape[-1:]), dtype)
     return mean + tnp.einsum("...ij,...j->...i", factor, z)
 
@@ -516,11 +516,11 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     arr = None if scalar else tnp.asarray(a)
     n = int(a) if scalar else arr.shape[axis % arr.ndim]
     if n <= 0:
-        raise ValueError("random.choice: a must be positive or non-empty")
+        raise ArgumentError("a must be positive or non-empty", op="random.choice")
     draws = math.prod(shape)
     if not replace and draws > n:
-        raise ValueError(f"random.choice: cannot take {draws} samples without replacement "
-                         f"from {n}")
+        raise ArgumentError(f"cannot take {draws} samples without replacement from {n}",
+                            op="random.choice")
     axis = 0 if scalar else axis % arr.ndim
     if p is None and replace:
         ind = randint(key, shape, 0, n)

@@ -858,8 +858,9 @@ def bitwise_count(x):
 
 
 def _bit_weights(bitorder, name):
+    from ..errors import ArgumentError
     if bitorder not in ("big", "little"):
-        raise ValueError(f"{name}: bitorder must be 'big' or 'little', got {bitorder!r}")
+        raise ArgumentError(f"bitorder must be 'big' or 'little', got {bitorder!r}", op=name)
     weights = 1 << np.arange(8, dtype=np.int64)
     return weights[::-1].copy() if bitorder == "big" else weights
 

@@ -33,7 +33,7 @@ from .. import nn
 from ..numpy import _promote as P
 from ..ops import elementwise as ew
 from ..ops import special as sp
-from ..errors import UnsupportedError
+from ..errors import ArgumentError, UnsupportedError
 
 __all__ = ["erf", "erfc", "erfcx", "erfinv", "erfcinv", "expit", "logit", "xlogy", "xlog1py",
            "gammaln", "digamma", "psi", "polygamma", "gamma", "gammasgn", "rgamma", "beta",
@@ -352,7 +352,7 @@ def multigammaln(a, d):
     """
     a = nn.floats("multigammaln", a)[0]
     if not isinstance(d, int) or d < 1:
-        raise ValueError(f"multigammaln: d must be a positive int, got {d!r}")
+        raise ArgumentError(f"d must be a positive int, got {d!r}", op="multigammaln")
     total = a * 0 + d * (d - 1) / 4 * math.log(math.pi)
     for j in range(d):
         total = total + sp.lgamma(a - j / 2)

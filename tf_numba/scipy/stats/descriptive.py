@@ -16,7 +16,7 @@ import tf_numba.numpy as tnp
 
 from ... import api, nn
 from ...core import dtypes
-from ...errors import UnsupportedError
+from ...errors import ArgumentError, UnsupportedError
 from ...numpy import _promote as P
 from .. import special as sc
 
@@ -75,7 +75,8 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
            [1, 2]])
     """
     if method not in RANK_METHODS:
-        raise ValueError(f"rankdata: method must be one of {RANK_METHODS}, got {method!r}")
+        raise ArgumentError(f"method must be one of {RANK_METHODS}, got {method!r}",
+                            op="rankdata")
     if nan_policy != "propagate":
         raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' is "
                                "supported", op="rankdata")

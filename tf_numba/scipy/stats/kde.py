@@ -15,7 +15,7 @@ import tf_numba.numpy as tnp
 
 from ... import nn
 from ...core import dtypes
-from ...errors import ShapeError
+from ...errors import ArgumentError, ShapeError
 from ...numpy import _promote as P
 from .. import linalg as sl
 
@@ -81,8 +81,8 @@ class gaussian_kde:
         elif np.isscalar(bw_method) and not isinstance(bw_method, str):
             self.covariance_factor = lambda: bw_method
         else:
-            raise ValueError("gaussian_kde: bw_method should be 'scott', 'silverman', a "
-                             "scalar or a callable")
+            raise ArgumentError("bw_method should be 'scott', 'silverman', a scalar or a "
+                                "callable", op="gaussian_kde")
         self.factor = self.covariance_factor()
         mean = tnp.sum(self.dataset * self.weights, axis=1, keepdims=True)
         dev = self.dataset - mean
