@@ -358,6 +358,9 @@ def test_a_nan_parameter_or_point_gives_a_nan_derivative_and_valid_ones_stay_fin
     # NaN; the optimizer must see the NaN, not a zero gradient
     g = tf.grad(lambda s: tnp.sum(stats.norm.logpdf(1.0, 0.0, s)))(np.array([0.0, 2.0]))
     assert np.isnan(g[0]) and g[1] == pytest.approx(-1 / 2.0 + 1 / 8.0, rel=1e-14)
+    # in loc and the point too (JAX's are infinite there)
+    g = tf.grad(lambda m, x: stats.norm.logpdf(x, m, 0.0), argnums=(0, 1))(0.0, 1.0)
+    assert np.isnan(g).all()
     g = tf.grad(lambda x: tnp.sum(stats.expon.logpdf(x)))(np.array([np.nan, 1.0, -1.0]))
     assert np.isnan(g[0]) and g[1] == -1.0 and g[2] == 0.0
     g = tf.jit(tf.grad(lambda a: tnp.sum(stats.gamma.logpdf(1.5, a))))(np.array([-1.0, 2.0]))

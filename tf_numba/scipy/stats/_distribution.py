@@ -14,8 +14,8 @@ built here from them, so each method behaves as SciPy's around the formula:
 - every formula sees only valid parameters and points inside the support (the rest are
   replaced by placeholders before it runs, the "double where"), so no derivative is ever
   ``0 * inf`` or ``0 * NaN``: derivatives are finite wherever the value is;
-- where the value is NaN for an invalid parameter or a NaN point, so is its derivative in
-  that argument, as JAX's formulas give it: a derivative never hides an invalid input
+- where the value is NaN for an invalid parameter, so is its derivative in every argument,
+  and where it is NaN for a NaN point, in that point, as JAX's formulas give it: a derivative never hides an invalid input
   (an optimizer that meets one stops on NaN instead of walking on).
 
 A method a distribution lacks a formula for falls back as SciPy's do (``pdf = exp(logpdf)``,
@@ -213,7 +213,10 @@ class Distribution:
             out = self._probability(method, point, shapes, loc, scale)
         if valid is None:
             return out
-        return tnp.where(valid, out, _nan_where(tnp.logical_not(valid), out, *given))
+        # NaN in the derivative of every argument, the point and loc too (JAX's formulas
+        # give inf or NaN there: a zero would let an optimizer walk on)
+        return tnp.where(valid, out, _nan_where(tnp.logical_not(valid), out, point, loc,
+                                                *given))
 
     def _valid(self, shapes, scale):
         conds = [] if scale is None else [scale > 0]
