@@ -5,6 +5,10 @@ from . import integrate  # noqa: F401
 from . import optimize  # noqa: F401
 from . import signal  # noqa: F401
 from . import stats  # noqa: F401
+from . import sparse  # noqa: F401
+from . import fft  # noqa: F401
+from . import ndimage  # noqa: F401
+from . import interpolate  # noqa: F401
 
 import types as _types  # noqa: E402
 

@@ -15,8 +15,9 @@ built here from them, so each method behaves as SciPy's around the formula:
   replaced by placeholders before it runs, the "double where"), so no derivative is ever
   ``0 * inf`` or ``0 * NaN``: derivatives are finite wherever the value is;
 - where the value is NaN for an invalid parameter, so is its derivative in every argument,
-  and where it is NaN for a NaN point, in that point, as JAX's formulas give it: a derivative never hides an invalid input
-  (an optimizer that meets one stops on NaN instead of walking on).
+  and where it is NaN for a NaN point, in that point, as JAX's formulas give it: a
+  derivative never hides an invalid input (an optimizer that meets one stops on NaN instead
+  of walking on).
 
 A method a distribution lacks a formula for falls back as SciPy's do (``pdf = exp(logpdf)``,
 ``logcdf = log(cdf)``, ``sf = 1 - cdf``, ``logsf = log(sf)``, ``isf(q) = ppf(1 - q)``), or, if
