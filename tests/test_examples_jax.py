@@ -14,7 +14,7 @@ from in_jax import load_example, train_losses  # noqa: E402
 STEPS = 20
 
 
-@pytest.mark.parametrize("name, batch", [("cnn_digits", 16)])
+@pytest.mark.parametrize("name, batch", [("cnn_digits", 16), ("vae", 16)])
 def test_example_computes_jaxs_losses(name, batch):
     pytest.importorskip("jax")
     pytest.importorskip("sklearn")
