@@ -68,7 +68,9 @@ def _inner(xs, ys):
     for x, y in zip(pytree.flatten(xs)[0], pytree.flatten(ys)[0]):
         x, y = np.asarray(x), np.asarray(y)
         if np.issubdtype(x.dtype, np.inexact) and np.issubdtype(y.dtype, np.inexact):
-            total = total + np.sum(x * y)
+            # the real inner product of C^n as R^2n, so complex tangents and cotangents
+            # are paired as JAX's check_vjp pairs them
+            total = total + np.real(np.sum(np.conj(x) * y))
     return total
 
 

@@ -33,12 +33,14 @@ from ..core.primitive import Primitive, register
 from ..errors import DTypeError, MissingRuleError
 from ..kernel_vocab.scalar_exprs import call, literal, typed, written
 from . import elementwise as ew
-from .elementwise import FLOAT, SAME, _abstract_eval, _coerce, _op, _special, batch_elementwise
+from .elementwise import (COMPLEX, FLOAT, INEXACT, SAME, _abstract_eval, _coerce, _op, _special,
+                          batch_elementwise)
 
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
 SQRT_2PI = math.sqrt(2 * math.pi)
 SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+SQRT1_2 = math.sqrt(0.5)
 
 
 def _special2(name):
@@ -52,6 +54,28 @@ def _special2(name):
         return np.asarray(out, np.result_type(*args))
     impl.__name__ = name
     return impl
+
+
+def _part(name, index):
+    """Output ``index`` of a scipy.special ufunc of two outputs (``fresnel``, ``sici``)."""
+    def impl(x):
+        import scipy.special
+        with np.errstate(all="ignore"):
+            out = getattr(scipy.special, name)(x)[index]
+        return np.asarray(out, np.result_type(x))
+    impl.__name__ = f"{name}_{index}"
+    return impl
+
+
+def _sph_harm_y(n, m, theta, phi):
+    """SciPy's ``sph_harm_y`` (whose degree and order must be integers) in the complex
+    dtype of the angles' precision."""
+    import scipy.special
+    dt = np.result_type(theta, np.complex64)
+    with np.errstate(all="ignore"):
+        out = scipy.special.sph_harm_y(np.asarray(n).astype(np.int64),
+                                       np.asarray(m).astype(np.int64), theta, phi)
+    return np.asarray(out, dt)
 
 
 def _with_params(name, impl):
@@ -142,8 +166,20 @@ zeta_p, zeta = _declare("zeta", _special2("zeta"), FLOAT, SAME)  # (x, q): Hurwi
 # zeta(x), continued to x < 1
 riemann_zeta_p, riemann_zeta = _declare("riemann_zeta", _special2("zeta"), FLOAT, SAME)
 poch_p, poch = _declare("poch", _special2("poch"), FLOAT, SAME)  # (z, m)
+binom_p, binom = _declare("binom", _special2("binom"), FLOAT, SAME)  # (n, k)
 hyp1f1_p, hyp1f1 = _declare("hyp1f1", _special2("hyp1f1"), FLOAT, SAME)  # (a, b, x)
 spence_p, spence = _declare("spence", _special2("spence"), FLOAT, SAME)
+dawsn_p, dawsn = _declare("dawsn", _special2("dawsn"), FLOAT, SAME)  # Dawson's integral
+fresnel_s_p, fresnel_s = _declare("fresnel_s", _part("fresnel", 0), FLOAT, SAME)
+fresnel_c_p, fresnel_c = _declare("fresnel_c", _part("fresnel", 1), FLOAT, SAME)
+sici_si_p, sici_si = _declare("sici_si", _part("sici", 0), FLOAT, SAME)  # sine integral
+sici_ci_p, sici_ci = _declare("sici_ci", _part("sici", 1), FLOAT, SAME)  # cosine integral
+owens_t_p, owens_t = _declare("owens_t", _special2("owens_t"), FLOAT, SAME)  # (h, a)
+hyp2f1_p, hyp2f1 = _declare("hyp2f1", _special2("hyp2f1"), FLOAT, SAME)  # (a, b, c, x)
+# the Faddeeva function exp(-z**2) erfc(-iz), of complex z
+wofz_p, wofz = _declare("wofz", _special2("wofz"), INEXACT, SAME)
+# (n, m, theta, phi): the spherical harmonic Y_n^m, complex
+sph_harm_y_p, sph_harm_y = _declare("sph_harm_y", _sph_harm_y, FLOAT, COMPLEX)
 
 
 def _no_order_derivative(g, ans, n, x):
@@ -595,11 +631,80 @@ TERNARY_JVP = {
                lambda g, ans, a, b, x: ew.mul(g, ew.mul(ew.div(a, b), hyp1f1(
                    ew.add(a, 1.0), ew.add(b, 1.0), x)))),
 }
+
+
+def _sinc_partial(g, ans, x):
+    """Si' = sin(x) / x, 1 at 0."""
+    nz, xs = _nonzero(x, 1.0)
+    return ew.mul(g, ew.select(nz, ew.div(ew.sin(xs), xs), 1.0))
+
+
+def _owens_t_dh(g, ans, h, a):
+    """dT/dh = -phi(h) erf(a h / sqrt 2) / 2, differentiating under Owen's integral
+    ``T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1 + x^2) / 2) / (1 + x^2) dx``."""
+    density = ew.mul(ew.exp(ew.mul(ew.mul(h, h), -0.5)), 1 / SQRT_2PI)
+    return ew.mul(g, ew.mul(ew.mul(density, ew.erf(ew.mul(ew.mul(a, h), SQRT1_2))), -0.5))
+
+
+def _owens_t_da(g, ans, h, a):
+    """dT/da = exp(-h^2 (1 + a^2) / 2) / (2 pi (1 + a^2)), the integrand at ``a``."""
+    one_a2 = ew.add(ew.mul(a, a), 1.0)
+    return ew.mul(g, ew.div(ew.exp(ew.mul(ew.mul(ew.mul(h, h), one_a2), -0.5)),
+                            ew.mul(one_a2, 2 * math.pi)))
+
+
+def _hyp2f1_dx(g, ans, a, b, c, x):
+    """d/dx 2F1(a, b; c; x) = a b / c 2F1(a + 1, b + 1; c + 1; x) (DLMF 15.5.1)."""
+    up = hyp2f1(ew.add(a, 1.0), ew.add(b, 1.0), ew.add(c, 1.0), x)
+    return ew.mul(g, ew.mul(ew.div(ew.mul(a, b), c), up))
+
+
+def _wofz_partial(g, ans, z):
+    """w'(z) = -2 z w(z) + 2i / sqrt(pi) (DLMF 7.10.2)."""
+    two_i = np.asarray(2j / math.sqrt(math.pi), aval_of(z).dtype)
+    return ew.mul(g, ew.add(ew.mul(ew.mul(z, ans), -2.0), two_i))
+
+
+def _sph_harm_dtheta(g, ans, n, m, theta, phi):
+    """dY_n^m/dtheta = m cot(theta) Y_n^m + sqrt((n - m)(n + m + 1)) e^(-i phi) Y_n^(m+1)
+    (the raising operator on the Legendre functions, Condon-Shortley phase as SciPy)."""
+    raised = sph_harm_y(n, ew.add(m, 1.0), theta, phi)
+    scale = ew.sqrt(ew.max(ew.mul(ew.sub(n, m), ew.add(ew.add(n, m), 1.0)), 0.0))
+    turn = ew.exp(ew.complex(ew.mul(phi, 0.0), ew.neg(phi)))
+    first = ew.mul(ans, ew.complex(ew.div(m, ew.tan(theta)), ew.mul(theta, 0.0)))
+    second = ew.mul(ew.mul(raised, turn), ew.complex(scale, ew.mul(scale, 0.0)))
+    return ew.mul(ew.complex(g, ew.mul(g, 0.0)), ew.add(first, second))
+
+
+def _sph_harm_dphi(g, ans, n, m, theta, phi):
+    """dY_n^m/dphi = i m Y_n^m."""
+    return ew.mul(ew.complex(ew.mul(g, 0.0), ew.mul(g, m)), ans)
+
+
+UNARY_JVP.update({
+    "dawsn": lambda g, ans, x: ew.mul(g, ew.sub(1.0, ew.mul(ew.mul(x, ans), 2.0))),
+    "fresnel_s": lambda g, ans, x: ew.mul(g, ew.sin(ew.mul(ew.mul(x, x), math.pi / 2))),
+    "fresnel_c": lambda g, ans, x: ew.mul(g, ew.cos(ew.mul(ew.mul(x, x), math.pi / 2))),
+    "sici_si": _sinc_partial,
+    "sici_ci": lambda g, ans, x: ew.mul(g, ew.div(ew.cos(x), x)),
+    "wofz": _wofz_partial,
+})
+BINARY_JVP["owens_t"] = (_owens_t_dh, _owens_t_da)
+# binom = gamma(n + 1) / (gamma(k + 1) gamma(n - k + 1))
+BINARY_JVP["binom"] = (
+    lambda g, ans, n, k: ew.mul(g, _gamma_ratio(ans, ew.add(n, 1.0), ew.add(ew.sub(n, k), 1.0))),
+    lambda g, ans, n, k: ew.mul(g, _gamma_ratio(ans, ew.add(ew.sub(n, k), 1.0), ew.add(k, 1.0))))
+QUATERNARY_JVP = {
+    "hyp2f1": (_no_derivative("hyp2f1"), _no_derivative("hyp2f1"), _no_derivative("hyp2f1"),
+               _hyp2f1_dx),
+    "sph_harm_y": (_no_derivative("sph_harm_y"), _no_derivative("sph_harm_y"),
+                   _sph_harm_dtheta, _sph_harm_dphi),
+}
 defzero(PRIMS["gammasgn"])   # piecewise constant
 for _name, _partial in UNARY_JVP.items():
     if _partial is not None:
         defjvp(PRIMS[_name], _partial)
-for _name, _partials in {**BINARY_JVP, **TERNARY_JVP}.items():
+for _name, _partials in {**BINARY_JVP, **TERNARY_JVP, **QUATERNARY_JVP}.items():
     defjvp(PRIMS[_name], *_partials)
 
 defjvp(gammainc_da_p,

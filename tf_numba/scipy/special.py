@@ -30,6 +30,7 @@ import numpy as np
 import tf_numba.numpy as tnp
 
 from .. import nn
+from ..core import dtypes
 from ..numpy import _promote as P
 from ..ops import elementwise as ew
 from ..ops import special as sp
@@ -41,7 +42,9 @@ __all__ = ["erf", "erfc", "erfcx", "erfinv", "erfcinv", "expit", "logit", "xlogy
            "gammaincinv", "gammainccinv", "multigammaln", "poch", "factorial",
            "expn", "exp1", "expi", "i0", "i0e", "i1", "i1e", "iv", "ive", "jn", "yn", "zeta",
            "hyp1f1", "spence", "entr", "rel_entr", "kl_div", "logsumexp", "log_ndtr", "ndtr",
-           "ndtri", "ndtri_exp", "softmax", "log_softmax"]
+           "ndtri", "ndtri_exp", "softmax", "log_softmax", "j0", "j1", "y0", "y1", "bessel_jn",
+           "dawsn", "fresnel", "sici", "owens_t", "hyp2f1", "wofz", "sph_harm_y", "loggamma",
+           "comb", "bernoulli", "boxcox", "boxcox1p"]
 
 SQRT1_2 = math.sqrt(0.5)
 
@@ -462,6 +465,206 @@ yn = _binary(sp.yn, "yn", """The Bessel function of the second kind ``Y_n(x)`` o
     >>> special.yn(1, 2.0)
     np.float64(-0.10703243154093756)
     """)
+
+
+
+def j0(x):
+    """``J_0(x)``, as ``jn(0, x)``; derivative ``-J_1(x)``.
+
+    >>> special.j0(1.0)
+    np.float64(0.7651976865579666)
+    """
+    return jn(0, x)
+
+
+def j1(x):
+    """``J_1(x)``, as ``jn(1, x)``; derivative ``(J_0 - J_2) / 2``."""
+    return jn(1, x)
+
+
+def y0(x):
+    """``Y_0(x)``, as ``yn(0, x)``; derivative ``-Y_1(x)``."""
+    return yn(0, x)
+
+
+def y1(x):
+    """``Y_1(x)``, as ``yn(1, x)``; derivative ``(Y_0 - Y_2) / 2``."""
+    return yn(1, x)
+
+
+def bessel_jn(z, *, v, n_iter=50):
+    """``J_0(z), ..., J_v(z)`` stacked on a new first axis, as
+    ``jax.scipy.special.bessel_jn`` (``n_iter``, JAX's recurrence length, is not needed:
+    each order is SciPy's); derivative in ``z`` by ``jn``'s.
+
+    >>> special.bessel_jn(np.array([1.0]), v=1)
+    array([[0.76519769],
+           [0.44005059]])
+    """
+    order = P.concrete_int(v, "bessel_jn", "the largest order v")
+    return tnp.stack([jn(k, z) for k in range(order + 1)])
+
+
+dawsn = _unary(sp.dawsn, "dawsn", """Dawson's integral ``exp(-x**2) int_0^x exp(t**2) dt``
+    (SciPy's values); derivative ``1 - 2 x dawsn(x)``.
+
+    >>> special.dawsn(1.0)
+    np.float64(0.5380795069127684)
+    """)
+
+
+def fresnel(x):
+    """``(S(x), C(x))``, the Fresnel integrals ``int_0^x sin(pi t**2 / 2) dt`` and its
+    cosine twin (SciPy's values); derivatives ``sin(pi x**2 / 2)`` and ``cos(pi x**2 / 2)``.
+
+    >>> special.fresnel(1.0)
+    (np.float64(0.4382591473903547), np.float64(0.779893400376823))
+    """
+    x = nn.floats("fresnel", x)[0]
+    return P.scalar_result(sp.fresnel_s(x)), P.scalar_result(sp.fresnel_c(x))
+
+
+def sici(x):
+    """``(Si(x), Ci(x))``, the sine and cosine integrals (SciPy's values; ``Ci`` of
+    ``|x|``); derivatives ``sin(x) / x`` (1 at 0) and ``cos(x) / x``.
+
+    >>> special.sici(1.0)
+    (np.float64(0.9460830703671831), np.float64(0.33740392290096816))
+    """
+    x = nn.floats("sici", x)[0]
+    return P.scalar_result(sp.sici_si(x)), P.scalar_result(sp.sici_ci(x))
+
+
+owens_t = _binary(sp.owens_t, "owens_t", """Owen's T function
+    ``T(h, a) = 1/(2 pi) int_0^a exp(-h**2 (1 + x**2) / 2) / (1 + x**2) dx`` (SciPy's
+    values); derivatives ``-phi(h) erf(a h / sqrt 2) / 2`` in ``h`` and the integrand at
+    ``a`` in ``a``.
+
+    >>> special.owens_t(0.5, 1.0)
+    np.float64(0.10667106296144852)
+    """)
+
+
+def hyp2f1(a, b, c, x):
+    """The Gauss hypergeometric function ``2F1(a, b; c; x)`` (SciPy's values); derivative
+    in ``x``: ``a b / c 2F1(a + 1, b + 1; c + 1; x)``; none in ``a``, ``b``, ``c``
+    (``MissingRuleError``).
+
+    >>> special.hyp2f1(1.0, 1.0, 2.0, 0.5)     # -log(1 - x) / x
+    np.float64(1.3862943611198901)
+    """
+    return P.scalar_result(sp.hyp2f1(*nn.floats("hyp2f1", a, b, c, x)))
+
+
+def wofz(z):
+    """The Faddeeva function ``exp(-z**2) erfc(-i z)`` of complex ``z`` (a real ``z`` is
+    taken as complex), SciPy's values; holomorphic, derivative ``-2 z w(z) + 2i/sqrt(pi)``.
+
+    >>> special.wofz(1.0)
+    np.complex128(0.36787944117144233+0.6071577058413937j)
+    """
+    z = P.asarray(z)
+    dt = P.result_type(z)
+    if not dtypes.is_complex(dt):
+        z = P.cast(z, dtypes.complex_of(dt if dtypes.is_inexact(dt) else dtypes.float64))
+    return P.scalar_result(sp.wofz(z))
+
+
+def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
+    """The spherical harmonic ``Y_n^m(theta, phi)`` of degree ``n`` and order ``m``
+    (integers, ``|m| <= n``) at colatitude ``theta`` and longitude ``phi``, complex, with
+    SciPy's normalization and phase (``scipy.special.sph_harm_y``; ``n_max``, JAX's bound
+    on the degrees, is not needed). Derivatives in ``theta`` and ``phi``; none in ``n``,
+    ``m``; ``diff_n`` is not available.
+
+    >>> special.sph_harm_y(1, 0, 0.0, 0.0)
+    np.complex128(0.48860251190291987+0j)
+    """
+    if diff_n:
+        raise UnsupportedError("diff_n: derivatives come from tf.grad here",
+                               op="sph_harm_y")
+    return P.scalar_result(sp.sph_harm_y(*nn.floats("sph_harm_y", n, m, theta, phi)))
+
+
+def loggamma(x):
+    """The principal branch of ``log(gamma(x))``: for real ``x``, ``gammaln(x)`` where
+    ``x > 0`` and NaN elsewhere (SciPy's and JAX's real ``loggamma``); derivative
+    ``digamma``.
+
+    >>> special.loggamma(3.0)
+    np.float64(0.6931471805599453)
+    """
+    x = nn.floats("loggamma", x)[0]
+    positive = x > 0
+    value = sp.lgamma(tnp.where(positive, x, 1.0))
+    return P.scalar_result(tnp.where(positive, value, np.asarray(np.nan, value.dtype)))
+
+
+def comb(N, k, *, repetition=False):
+    """The binomial coefficient "N choose k" as a float (SciPy's ``binom``, exact for
+    integers where a float holds them), 0 where ``k > N``, ``k < 0`` or ``N < 0``, as
+    ``jax.scipy.special.comb``; with ``repetition``, ``comb(N + k - 1, k)``. Differentiable
+    in both, as ``gamma(N + 1) / (gamma(k + 1) gamma(N - k + 1))``.
+
+    >>> special.comb(5, 2)
+    np.float64(10.0)
+    """
+    N, k = nn.floats("comb", N, k)
+    if repetition:
+        return P.scalar_result(tnp.where((k == 0) & (N >= 0), 1.0,
+                                         comb(N + k - 1, k)))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    safe_n, safe_k = tnp.where(inside, N, 1.0), tnp.where(inside, k, 0.0)
+    return P.scalar_result(tnp.where(inside, sp.binom(safe_n, safe_k), 0.0))
+
+
+def bernoulli(n):
+    """The Bernoulli numbers ``B_0, ..., B_n`` (``B_1 = -1/2``), as
+    ``scipy.special.bernoulli``; ``n`` must be a concrete integer.
+
+    >>> special.bernoulli(4)
+    array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333333])
+    """
+    import scipy.special
+    return scipy.special.bernoulli(P.concrete_int(n, "bernoulli", "n"))
+
+
+def _exprel(t):
+    """``expm1(t) / t``, 1 at 0: its Taylor series where ``|t| < 1e-3`` (to ``t**4``, within
+    an ulp there), so its derivatives of every order are right through 0."""
+    small = tnp.abs(t) < 1e-3
+    ts = tnp.where(small, t, 0.0)
+    series = 1 + ts * (1 / 2 + ts * (1 / 6 + ts * (1 / 24 + ts / 120)))
+    tb = tnp.where(small, 1.0, t)             # the double where: no 0/0 in a derivative
+    return tnp.where(small, series, tnp.expm1(tb) / tb)
+
+
+def _boxcox(name, log):
+    def transform(x, lmbda):
+        x, lmbda = nn.floats(name, x, lmbda)
+        logged = log(x)
+        # (x**l - 1) / l = log(x) exprel(l log(x)): smooth through l = 0
+        return P.scalar_result(logged * _exprel(lmbda * logged))
+    return transform
+
+
+boxcox = _boxcox("boxcox", tnp.log)
+boxcox.__name__ = boxcox.__qualname__ = "boxcox"
+boxcox.__doc__ = """The Box-Cox transform ``(x**lmbda - 1) / lmbda`` (``log(x)`` at
+    ``lmbda == 0``), computed as ``log(x) exprel(lmbda log x)``, as
+    ``scipy.special.boxcox``; differentiable in both, through ``lmbda == 0`` too.
+
+    >>> special.boxcox(2.0, 0.5)
+    np.float64(0.8284271247461901)
+    """
+boxcox1p = _boxcox("boxcox1p", tnp.log1p)
+boxcox1p.__name__ = boxcox1p.__qualname__ = "boxcox1p"
+boxcox1p.__doc__ = """``boxcox(1 + x, lmbda)``, accurate for small ``x``, as
+    ``scipy.special.boxcox1p``.
+
+    >>> special.boxcox1p(1.0, 0.5)
+    np.float64(0.8284271247461901)
+    """
 
 # ---------------------------------------------------------------- more
 
