@@ -82,7 +82,9 @@ class Input:
                     f".astype(np.{dtype})")
         real = f"rng.normal(0, 2, {shape})"
         if self.values == "special":
-            real = (f"np.where(rng.random({shape}) < 0.2, rng.choice(np.array([np.nan, "
+            # a few in a large array: one NaN in each row of a reduction hides the rest
+            share = min(0.2, 8 / max(math.prod(shape), 1))
+            real = (f"np.where(rng.random({shape}) < {share:.3g}, rng.choice(np.array([np.nan, "
                     f"np.inf, -np.inf, 0.0, -0.0, 1e300, 1e-310]), {shape}), {real})")
         return real if dtype == "float64" else f"{real}.astype(np.{dtype})"
 
@@ -191,7 +193,8 @@ class _Builder:
         if layout in ("transposed", "broadcast") and len(shape) < 2:
             layout = "C"
         if values is None:
-            values = "special" if (dtype in FLOATS and draw(st.integers(0, 9)) == 0) \
+            # (shrinking toward 0: the simplest inputs are ordinary numbers)
+            values = "special" if (dtype in FLOATS and draw(st.integers(0, 9)) == 9) \
                 else "normal"
         name = self.fresh()
         spec = Input(name, tuple(shape), dtype, layout, values)
@@ -756,6 +759,24 @@ def _nn_axis(b):
     return b.add(f"tf.nn.{name}({x}, axis={draw(st.integers(-rank, rank - 1))})", "nn_axis")
 
 
+NORMALIZE = ["({x} - tnp.mean({x}, axis={a}, keepdims=True))",
+             "({x} / (1.0 + tnp.max(tnp.abs({x}), axis={a}, keepdims=True)))",
+             "tnp.exp({x} - tnp.max({x}, axis={a}, keepdims=True))",
+             "({x} * tnp.sum({x} * {x}, axis={a}, keepdims=True))",
+             "tnp.tanh({x} - tnp.min({x}, axis={a}, keepdims=True))"]
+
+
+def _normalize(b):
+    """A value less (or over) a statistic of itself along an axis: a reduction and the
+    step that reads it back, two loop nests (the shape of softmax and layer_norm). A
+    chain of them crosses the compiler's cut of kernels at ``MAX_KERNEL_NESTS``."""
+    draw = b.draw
+    x = b.any_value(dtypes=FLOATS, min_rank=1)
+    rank = len(b.avals[x].shape)
+    form = draw(st.sampled_from(NORMALIZE))
+    return b.add(form.format(x=x, a=draw(st.integers(-rank, rank - 1))), "normalize")
+
+
 # family -> (draw, weight)
 FAMILIES = {
     "unary": (_elementwise_unary, 6),
@@ -771,8 +792,20 @@ FAMILIES = {
     "control": (_control, 2),
     "random": (_random, 1),
     "nn_axis": (_nn_axis, 1),
+    "normalize": (_normalize, 1),
 }
 _FAMILY_DRAWS = [name for name, (_, w) in FAMILIES.items() for _ in range(w)]
+
+
+# Plans (``programs(plan=...)``) that steer programs down the compiler's paths:
+# short chains that fuse into one loop nest (an elementwise function, a step against an
+# operand with axes of length 1 or fewer axes, then a reduction) ...
+KERNEL_PLAN = (("unary",), ("binary", "where", "layout"), ("reduce", "reduce", "cumulative"))
+# ... kernels on either side of a library call the interpreter runs (a plan of several
+# kernels, which may run half compiled) ...
+CUT_PLAN = (("unary", "binary"), ("linalg",), ("unary", "normalize", "binary"))
+# ... and more loop nests than one kernel takes (lowering/segments.MAX_KERNEL_NESTS)
+LONG_PLAN = (("normalize",),) * 20
 
 
 @st.composite
