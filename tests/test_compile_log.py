@@ -1,5 +1,6 @@
 """Compile logs go through ``logging.getLogger("tf_numba")``: by default one warning per
-slow compile of a user's function (named, with its kernel count), nothing for helpers;
+slow compile of a user's function (named, with its kernel count, and the helpers it waited
+for), no line of a helper's own;
 with ``tf_numba_log_compiles`` every compile, with its key, seconds and worker."""
 import logging
 import os
@@ -45,8 +46,9 @@ def test_a_slow_compile_is_one_warning_naming_the_function_and_its_kernels(
         compile_log.job_done(request, True, cached, 1.5, 4242)
     [line] = _warnings(caplog)
     assert re.match(r"compiling jit\(loss\) took \d+\.\d s \(2 kernels, 1 more from the "
-                    r"disk cache; compiles over 0 s are logged, TF_NUMBA_LOG_COMPILES=1 "
-                    r"logs every one\)", line), line
+                    r"disk cache, and 1 of tf_numba's helpers, compiled once for later runs; "
+                    r"compiles over 0 s are logged, TF_NUMBA_LOG_COMPILES=1 logs every one\)",
+                    line), line
     debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
     assert "kernel aa compiled in 1.50 s by compile worker 4242" in debug
     assert "kernel cc found in the disk cache by compile worker 4242" in debug
@@ -55,11 +57,25 @@ def test_a_slow_compile_is_one_warning_naming_the_function_and_its_kernels(
 
 def test_a_quick_compile_and_a_helper_say_nothing_by_default(caplog, log_compiles):
     caplog.set_level(logging.DEBUG, logger="tf_numba")
+    compile_log.compiled_here("tf_numba.lowering.vmath", "tanh", False, 30.0)  # no call's
     with compile_log.compiling_for("jit(f)"):
         request = compile_log.requested(_kernel("dd"))
-        compile_log.compiled_here("tf_numba.lowering.vmath", "tanh", False, 30.0)
     compile_log.job_done(request, True, False, 0.5, 1)
     assert _warnings(caplog) == []
+
+
+def test_helpers_compiled_during_a_call_count_in_its_time(caplog, monkeypatch, log_compiles):
+    """A first call that waited for the library's helpers (a fresh installation, tiered=False)
+    says so, though its one kernel was quicker than the threshold."""
+    monkeypatch.setattr(compile_log, "SLOW_COMPILE_SECONDS", 1.0)
+    with compile_log.compiling_for("jit(f)"):
+        for helper in ("sum_rows", "tanh", "matvec"):
+            compile_log.compiled_here("tf_numba.lowering.loops", helper, False, 2.0)
+        compile_log.compiled_here(compile_log.KERNEL_MODULE_PREFIX + "ee", "kernel", True,
+                                  0.5)
+    [line] = _warnings(caplog)
+    assert re.match(r"compiling jit\(f\) took \d+\.\d s \(1 kernel, and 3 of tf_numba's "
+                    r"helpers, compiled once for later runs;", line), line
 
 
 def test_log_compiles_logs_every_compile_with_key_seconds_and_worker(caplog, log_compiles):

@@ -2,8 +2,10 @@
 ``tf_numba`` logger (silence, filter or redirect them as any library's).
 
 By default: one warning for each of the user's functions whose kernels took longer than
-``SLOW_COMPILE_SECONDS`` to compile, naming the function and how many kernels it needed,
-and nothing for the helpers those kernels call. With ``TF_NUMBA_LOG_COMPILES=1`` (or
+``SLOW_COMPILE_SECONDS`` to compile, naming the function and how many kernels it needed
+(with the library's own helpers that compiled in the user's process meanwhile, which the
+user waited for too but numba's cache keeps for every later run), and no line for a
+helper itself. With ``TF_NUMBA_LOG_COMPILES=1`` (or
 ``tf.config.update("tf_numba_log_compiles", True)``) every compile, kernel or helper, is a
 warning too, with its key, its seconds and the process that compiled it; otherwise those
 records are at DEBUG level.
@@ -48,6 +50,7 @@ class CompileGroup:
         self.pending = 0
         self.kernels = 0
         self.from_disk = 0
+        self.helpers = 0
         self.open = True            # the call is still running: more may come
 
     def _done_if_finished(self):
@@ -57,11 +60,13 @@ class CompileGroup:
         seconds = self.finished - self.started
         if self.kernels > self.from_disk and seconds > SLOW_COMPILE_SECONDS:
             compiled = self.kernels - self.from_disk
-            LOGGER.warning("compiling %s took %.1f s (%d kernel%s%s; compiles over %.0f s "
+            LOGGER.warning("compiling %s took %.1f s (%d kernel%s%s%s; compiles over %.0f s "
                            "are logged, TF_NUMBA_LOG_COMPILES=1 logs every one)", self.what,
                            seconds, compiled, "" if compiled == 1 else "s",
                            f", {self.from_disk} more from the disk cache" if self.from_disk
-                           else "", SLOW_COMPILE_SECONDS)
+                           else "",
+                           f", and {self.helpers} of tf_numba's helpers, compiled once for "
+                           "later runs" if self.helpers else "", SLOW_COMPILE_SECONDS)
 
 
 class compiling_for:
@@ -123,17 +128,20 @@ def job_done(request, ok, cached, seconds, worker, joined=()):
 
 def compiled_here(module, function, is_kernel, seconds):
     """numba compiled ``module.function`` (a kernel, or a helper kernels call) in this
-    process."""
+    process: in the time of the user's call that caused it, if any."""
     LOGGER.log(_compile_level(), "%s %s compiled in %.2f s in this process",
                "kernel" if is_kernel else "helper", _key(module, function), seconds)
     group = getattr(_state, "group", None)
-    if group is None or not is_kernel:
+    if group is None:
         return
     with _lock:
         now = time.perf_counter()
         group.started = now - seconds if group.started is None else group.started
         group.finished = now if group.finished is None else max(group.finished, now)
-        group.kernels += 1
+        if is_kernel:
+            group.kernels += 1
+        else:
+            group.helpers += 1
 
 
 def _key(module, function):
