@@ -34,6 +34,7 @@ CONTINUOUS = {
     "beta": [(0.5, 0.5), (2.0, 3.0), (0.2, 50.0), (100.0, 200.0)],
     "gennorm": [(0.5,), (1.0,), (2.0,), (8.0,)],
     "vonmises": [(0.0,), (0.5,), (5.0,), (500.0,)],
+    "wrapcauchy": [(0.01,), (0.5,), (0.99,)],
 }
 DISCRETE = {
     "bernoulli": [(0.0,), (0.3,), (1.0,)],
@@ -654,3 +655,39 @@ def test_jit_equals_the_interpreter():
     np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
     for a, b in zip(got[1], want[1]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------- mode and sem
+
+def test_mode_and_sem_match_scipy_and_jax():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 4, size=(5, 7)).astype(float)
+    a[0, 0] = a[1, 3] = np.nan
+    for axis in (0, 1, None):
+        for keepdims in (False, True):
+            got, want = stats.mode(a, axis, keepdims=keepdims), st.mode(a, axis,
+                                                                        keepdims=keepdims)
+            np.testing.assert_array_equal(got.mode, want.mode)
+            np.testing.assert_array_equal(got.count, want.count)
+            np.testing.assert_allclose(stats.sem(a[1:], axis, keepdims=keepdims),
+                                       st.sem(a[1:], axis, keepdims=keepdims), rtol=1e-14)
+    np.testing.assert_allclose(stats.sem(a[2:], 1, ddof=0), st.sem(a[2:], 1, ddof=0), rtol=1e-14)
+    ints = rng.integers(0, 3, size=9)
+    assert stats.mode(ints) == tuple(st.mode(ints))
+    batched = tf.vmap(lambda r: stats.mode(r).mode)(a[2:])
+    np.testing.assert_array_equal(batched, st.mode(a[2:], axis=1).mode)
+    np.testing.assert_array_equal(tf.jit(lambda v: stats.mode(v, 1))(a).count,
+                                  st.mode(a, 1).count)
+    # sem differentiates; mode's value moves with the element it picks
+    check_grads(lambda v: stats.sem(v, None), (rng.normal(size=6),), order=2)
+    g = tf.grad(lambda v: stats.mode(v).mode)(np.array([2.0, 1.0, 2.0, 3.0]))
+    assert g.sum() == 1.0 and g[[0, 2]].sum() == 1.0
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.scipy.stats as jst
+    for axis in (0, 1, None):
+        np.testing.assert_array_equal(stats.mode(a, axis).mode, jst.mode(a, axis).mode)
+        np.testing.assert_allclose(stats.sem(a[1:], axis), jst.sem(a[1:], axis), rtol=1e-14)
+    x = np.linspace(0.1, 6.0, 7)
+    np.testing.assert_allclose(stats.wrapcauchy.logpdf(x, 0.3), jst.wrapcauchy.logpdf(x, 0.3),
+                               rtol=1e-14)

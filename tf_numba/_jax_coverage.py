@@ -96,7 +96,8 @@ COMPLETE = ("jax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn",
             "jax.dtypes", "jax.sharding", "jax.test_util", "jax.custom_derivatives",
             "jax.example_libraries.stax", "jax.example_libraries.optimizers",
             "jax.scipy.integrate", "jax.scipy.sparse.linalg", "jax.scipy.fft",
-            "jax.scipy.ndimage", "jax.scipy.interpolate", "jax.scipy.special")
+            "jax.scipy.ndimage", "jax.scipy.interpolate", "jax.scipy.special",
+            "jax.scipy.stats")
 # tf_numba's modules that are imported on first use, by the attribute that reaches them
 _ON_FIRST_USE = {"tf_numba": ("scipy", "dask")}
 

@@ -18,19 +18,20 @@ import sys as _sys
 
 from .continuous import (beta, cauchy, chi2, expon, gamma, gennorm, gumbel_l,  # noqa: F401
                          gumbel_r, laplace, logistic, lognorm, norm, pareto, t, truncnorm,
-                         uniform, vonmises)
+                         uniform, vonmises, wrapcauchy)
 from .discrete import bernoulli, betabinom, binom, geom, nbinom, poisson  # noqa: F401
 from .multivariate import dirichlet, multinomial, multivariate_normal  # noqa: F401
-from .descriptive import entropy, rankdata  # noqa: F401
+from .descriptive import ModeResult, entropy, mode, rankdata, sem  # noqa: F401
 from .kde import gaussian_kde  # noqa: F401
 
 CONTINUOUS = ("norm", "expon", "laplace", "logistic", "cauchy", "uniform", "pareto",
               "gumbel_r", "gumbel_l", "lognorm", "truncnorm", "t", "chi2", "gamma", "beta",
-              "gennorm", "vonmises")
+              "gennorm", "vonmises", "wrapcauchy")
 DISCRETE = ("bernoulli", "poisson", "geom", "binom", "nbinom", "betabinom")
 MULTIVARIATE = ("multivariate_normal", "dirichlet", "multinomial")
 DISTRIBUTIONS = CONTINUOUS + DISCRETE + MULTIVARIATE
-__all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde"]
+__all__ = list(DISTRIBUTIONS) + ["entropy", "rankdata", "gaussian_kde", "mode", "sem",
+                                 "ModeResult"]
 
 # JAX's distributions are modules (``import jax.scipy.stats.norm as norm``); each of these
 # objects is importable under the same path

@@ -1,5 +1,6 @@
-"""Statistics of samples: ``entropy`` (differentiable) and ``rankdata`` (piecewise
-constant: no derivative), with SciPy's signatures.
+"""Statistics of samples: ``entropy`` and ``sem`` (differentiable), ``mode`` (its value
+differentiates as the element it picks) and ``rankdata`` (piecewise constant: no
+derivative), with SciPy's signatures.
 
 >>> import numpy as np
 >>> from tf_numba.scipy.stats import entropy, rankdata
@@ -9,6 +10,7 @@ np.float64(1.0)
 array([1. , 2.5, 2.5, 4. ])
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,9 +34,7 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
     >>> entropy(np.array([0.5, 0.25, 0.25]), np.array([0.25, 0.25, 0.5]))
     np.float64(0.17328679513998632)
     """
-    if nan_policy != "propagate":
-        raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' "
-                               "is supported", op="entropy")
+    _propagate_only(nan_policy, "entropy")
     ops = nn.floats("entropy", pk) if qk is None else nn.floats("entropy", pk, qk)
     ops = [tnp.broadcast_to(v, P.broadcast_shapes_of("entropy", *ops)) for v in ops]
     with np.errstate(all="ignore"):
@@ -44,6 +44,74 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
         if base is not None:
             out = out / math.log(base)
     return P.scalar_result(out)
+
+
+def _propagate_only(nan_policy, name):
+    if nan_policy != "propagate":
+        raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' is "
+                               "supported", op=name)
+
+
+def _along_last(a, axis):
+    """``a`` as an array with the reduced axis last (flattened for ``axis=None``)."""
+    x = P.asarray(a)
+    if P.is_weak(x):
+        x = np.asarray(x)
+    if axis is None:
+        return tnp.reshape(x, (-1,)), None
+    return tnp.moveaxis(x, axis, -1), axis
+
+
+def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
+    """The standard error of the mean, ``std(a, ddof=ddof) / sqrt(n)`` along ``axis``
+    (all of ``a`` for None), as ``scipy.stats.sem``; differentiable.
+
+    >>> sem(np.array([1.0, 2.0, 3.0, 4.0]))
+    np.float64(0.6454972243679028)
+    """
+    _propagate_only(nan_policy, "sem")
+    x = P.asarray(a)
+    n = P.shape_of(x)[axis] if axis is not None else int(np.prod(P.shape_of(x)))
+    out = tnp.std(x, axis=axis, ddof=ddof, keepdims=keepdims) / math.sqrt(n)
+    return P.scalar_result(out)
+
+
+class ModeResult(NamedTuple):
+    """``mode`` and ``count``, as ``scipy.stats``' result."""
+    mode: object
+    count: object
+
+
+def mode(a, axis=0, nan_policy="propagate", keepdims=False):
+    """The most common value along ``axis`` (all of ``a`` for None) and how often it occurs,
+    ``ModeResult(mode, count)``, as ``scipy.stats.mode``: the smallest of equally common
+    values; NaNs count as one value, larger than all others. Every value is compared with
+    every other (``n**2`` work per slice), so it compiles and batches as products do.
+
+    >>> mode(np.array([3, 1, 3, 2, 1]))
+    ModeResult(mode=np.int64(1), count=np.int64(2))
+    """
+    _propagate_only(nan_policy, "mode")
+    x, axis_ = _along_last(a, axis)
+    if P.shape_of(x)[-1] == 0:
+        raise ArgumentError("the mode of an empty axis is undefined", op="mode")
+    s = tnp.sort(x, axis=-1)
+    same = s[..., :, None] == s[..., None, :]
+    if dtypes.is_inexact(P.dtype_of(s)):
+        same = same | (tnp.isnan(s)[..., :, None] & tnp.isnan(s)[..., None, :])
+    counts = tnp.sum(same, axis=-1)
+    first = tnp.argmax(counts, axis=-1)[..., None]       # the first maximum: the smallest
+    value = tnp.take_along_axis(s, first, axis=-1)
+    count = tnp.take_along_axis(counts, first, axis=-1)
+    if keepdims:
+        if axis_ is None:
+            shape = (1,) * tnp.ndim(a)
+            value, count = tnp.reshape(value, shape), tnp.reshape(count, shape)
+        else:
+            value, count = tnp.moveaxis(value, -1, axis_), tnp.moveaxis(count, -1, axis_)
+    else:
+        value, count = value[..., 0], count[..., 0]
+    return ModeResult(P.scalar_result(value), P.scalar_result(tnp.astype(count, np.int64)))
 
 
 def _ranks(x, method):
@@ -77,9 +145,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     if method not in RANK_METHODS:
         raise ArgumentError(f"method must be one of {RANK_METHODS}, got {method!r}",
                             op="rankdata")
-    if nan_policy != "propagate":
-        raise UnsupportedError(f"nan_policy={nan_policy!r}; only 'propagate' is "
-                               "supported", op="rankdata")
+    _propagate_only(nan_policy, "rankdata")
     x = P.asarray(a)
     if P.is_weak(x):
         x = np.asarray(x)
