@@ -27,7 +27,8 @@ def _losses(out):
     return float(first.group(1)), float(final.group(1).rstrip(","))
 
 
-@pytest.mark.parametrize("name, steps", [("vae.py", 30), ("logistic_if.py", 20)])
+@pytest.mark.parametrize("name, steps", [("vae.py", 30), ("transformer.py", 30),
+                                        ("logistic_if.py", 20)])
 def test_example_trains(name, steps):
     first, final = _losses(_run(name, steps))
     assert math.isfinite(final) and final < first, (first, final)
