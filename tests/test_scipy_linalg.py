@@ -234,3 +234,88 @@ def test_jit_equals_eager():
     g = tf.grad(f, argnums=(0, 1, 2))
     for got, want in zip(tf.jit(g, tiered=False)(*args), g(*args)):
         close(got, want, 1e-10)
+
+
+# ---------------------------------------------------------------- the rest of JAX's names
+
+_RNG = np.random.default_rng(7)
+_V, _W = _RNG.normal(size=5) + [2.0, 0, 0, 0, 0], _RNG.normal(size=4)   # a[0] far from 0
+BUILT = {   # name: arguments; compared with SciPy, differentiated in the float vectors
+    "circulant": (_V,), "hankel": (_V, _W), "fiedler": (_V,), "companion": (_V,),
+    "fiedler_companion": (_V,), "leslie": (_V, _W),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT))
+def test_special_matrices_from_vectors_match_scipy_batch_and_differentiate(name):
+    ours, theirs = getattr(tsl, name), getattr(sl, name)
+    args = BUILT[name]
+    np.testing.assert_allclose(ours(*args), theirs(*args), rtol=1e-15)
+    batched = ours(*[np.stack([a, 2 * a]) for a in args])
+    np.testing.assert_allclose(batched[1], theirs(*[2 * a for a in args]), rtol=1e-15)
+    np.testing.assert_allclose(tf.vmap(ours)(*[np.stack([a, a]) for a in args])[0],
+                               theirs(*args), rtol=1e-15)
+    tf.test_util.check_grads(ours, args, order=1)
+
+
+def test_convolution_matrix_and_constant_matrices_match_scipy():
+    for n in (1, 2, 3, 7):
+        for mode in ("full", "same", "valid"):
+            np.testing.assert_array_equal(tsl.convolution_matrix(_V, n, mode),
+                                          sl.convolution_matrix(_V, n, mode))
+    for name, args in [("hilbert", (4,)), ("invhilbert", (4,)), ("hadamard", (8,)),
+                       ("helmert", (5,)), ("pascal", (5,)), ("invpascal", (5,)),
+                       ("dft", (4,)), ("pascal", (4, "lower")), ("dft", (3, "sqrtn"))]:
+        np.testing.assert_allclose(getattr(tsl, name)(*args),
+                                   getattr(sl, name)(*args), rtol=1e-15)
+
+
+def test_hessenberg_rsf2csf_funm_qr_multiply_eigh_tridiagonal_match_scipy():
+    a = _RNG.normal(size=(5, 5))
+    for m in (a, a + 1j * _RNG.normal(size=(5, 5))):
+        for got, want in zip(tsl.hessenberg(m, calc_q=True),
+                             sl.hessenberg(m, calc_q=True)):
+            np.testing.assert_allclose(got, want, atol=1e-13)
+    t, z = sl.schur(a)
+    for got, want in zip(tsl.rsf2csf(t, z), sl.rsf2csf(t, z)):
+        np.testing.assert_allclose(got, want, atol=1e-14)
+    np.testing.assert_allclose(tsl.funm(a, tnp.exp), sl.expm(a), rtol=1e-12)
+    np.testing.assert_allclose(tsl.funm(a, tnp.sin, disp=False)[1],
+                               sl.funm(a, np.sin, disp=False)[1], rtol=1e-6)
+    for mode, c in (("left", _RNG.normal(size=(5, 3))), ("right", _RNG.normal(size=(3, 5))),
+                    ("right", _V)):
+        for got, want in zip(tsl.qr_multiply(a, c, mode, conjugate=True),
+                             sl.qr_multiply(a, c, mode, conjugate=True)):
+            np.testing.assert_allclose(got, want, atol=1e-14)
+    w, v = tsl.eigh_tridiagonal(_V, _W, select="i", select_range=(1, 3))
+    want_w, want_v = sl.eigh_tridiagonal(_V, _W, select="i", select_range=(1, 3))
+    np.testing.assert_allclose(w, want_w, rtol=1e-14)
+    np.testing.assert_allclose(np.abs(v), np.abs(want_v), atol=1e-14)   # up to signs
+
+
+def test_decompositions_differentiate_and_compile():
+    a = _RNG.normal(size=(4, 4))
+    tf.test_util.check_grads(lambda m: tsl.hessenberg(m, calc_q=True), (a,), order=1)
+    tf.test_util.check_grads(lambda m: tnp.real(tsl.funm(m, tnp.exp)), (a,), order=1)
+    tf.test_util.check_grads(lambda d: tsl.eigh_tridiagonal(d, _W, eigvals_only=True),
+                             (_V,), order=1)
+    np.testing.assert_allclose(tf.jit(lambda m: tsl.funm(m, tnp.exp))(a),
+                               sl.expm(a), rtol=1e-12)
+    np.testing.assert_allclose(tf.jit(tsl.hessenberg)(a), sl.hessenberg(a),
+                               atol=1e-13)
+
+
+def test_new_linalg_names_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.scipy.linalg as jsl
+    a = _RNG.normal(size=(5, 5))
+    for name, args in [("circulant", (_V,)), ("hankel", (_V, _W)), ("companion", (_V,)),
+                       ("fiedler_companion", (_V,)), ("leslie", (_V, _W)),
+                       ("convolution_matrix", (_V, 3, "same")), ("hessenberg", (a,)),
+                       ("helmert", (4, True)), ("hilbert", (3,)), ("invpascal", (4,))]:
+        np.testing.assert_allclose(getattr(tsl, name)(*args), getattr(jsl, name)(*args),
+                                   atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(tsl.funm(a, tnp.exp), jsl.funm(a, jax.numpy.exp), rtol=1e-10)
+    np.testing.assert_allclose(tsl.eigh_tridiagonal(_V, _W, eigvals_only=True),
+                               jsl.eigh_tridiagonal(_V, _W, eigvals_only=True), rtol=1e-12)

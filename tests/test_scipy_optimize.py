@@ -197,3 +197,9 @@ def test_minimize_under_jit_equals_eager():
     solve = tf.jit(lambda x0: optimize.minimize(rosen, x0).x, tiered=False)
     x0 = np.array([-1.2, 1.0])
     np.testing.assert_allclose(solve(x0), optimize.minimize(rosen, x0).x, rtol=1e-12)
+
+
+def test_optimize_results_is_jax_s_name_for_the_result():
+    from tf_numba.scipy import optimize
+    res = optimize.minimize(lambda x: tnp.sum((x - 1.0) ** 2), np.zeros(2))
+    assert isinstance(res, optimize.OptimizeResults) and res.success

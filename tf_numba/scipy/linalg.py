@@ -17,11 +17,17 @@ from ..core.linear import aval_of
 from ..errors import ArgumentError, UnsupportedError
 from ..ext import linalg as L
 from ..numpy import linalg as nl
+from . import _matrices
+from ._matrices import (circulant, companion, convolution_matrix, dft, fiedler,  # noqa: F401
+                        fiedler_companion, hadamard, hankel, helmert, hilbert, invhilbert,
+                        invpascal, leslie, pascal)
 
 __all__ = ["solve", "inv", "det", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor",
            "lu_solve", "solve_triangular", "solve_banded", "solve_sylvester", "qr", "eig",
            "eigvals", "eigh", "eigvalsh", "schur", "svd", "svdvals", "norm", "pinv", "polar",
-           "sqrtm", "expm", "expm_frechet", "block_diag", "toeplitz", "LinAlgError"]
+           "sqrtm", "expm", "expm_frechet", "block_diag", "toeplitz", "LinAlgError",
+           "hessenberg", "rsf2csf", "funm", "qr_multiply", "eigh_tridiagonal",
+           *_matrices.__all__]
 
 LinAlgError = np.linalg.LinAlgError
 norm = nl.norm
@@ -399,6 +405,179 @@ def toeplitz(c, r=None):
     vals = tnp.concatenate([tnp.flip(c, -1), r[..., 1:]], axis=-1)
     index = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
     return tnp.take(vals, index, axis=-1)
+
+
+def _complex_dtype(*xs):
+    return np.result_type(*[aval_of(x).dtype for x in xs], np.complex64)
+
+
+def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
+    """The upper Hessenberg form ``H = Q^H a Q`` of a square matrix (and ``Q`` with
+    ``calc_q``), by Householder reflections with LAPACK's conventions (``gehrd``: each
+    reflector ``I - tau v v^H`` with ``v[0] = 1`` and the new subdiagonal entry
+    ``-sign(alpha) |x|``), so the values are SciPy's up to rounding; differentiable.
+
+    >>> tsl.hessenberg(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]]))[2, 0]
+    np.float64(0.0)
+    """
+    tnp = _tnp()
+    h = tnp.asarray(a)
+    if not tnp.issubdtype(h.dtype, tnp.inexact):
+        h = h.astype(np.float64)
+    n = _shape(h)[-1]
+    if h.ndim != 2 or _shape(h)[0] != n:
+        raise ArgumentError(f"needs a square matrix, got shape {_shape(h)}", op="hessenberg")
+    q = tnp.eye(n, dtype=h.dtype)
+    if n <= 2:                  # SciPy returns these as they are
+        return (h, q) if calc_q else h
+    # the last reflector only makes a complex subdiagonal entry real
+    for k in range(n - 1 if tnp.iscomplexobj(h) else n - 2):
+        x = h[k + 1:, k]
+        alpha, rest = x[0], x[1:]
+        rest_norm2 = tnp.sum(tnp.abs(rest) ** 2)
+        # LAPACK leaves a column that is already reduced (and real at alpha) alone
+        skip = (rest_norm2 == 0) & (tnp.imag(alpha) == 0)
+        norm = tnp.sqrt(tnp.where(skip, 1.0, tnp.abs(alpha) ** 2 + rest_norm2))
+        beta = -tnp.where(tnp.real(alpha) >= 0, 1.0, -1.0) * norm
+        tau = tnp.where(skip, 0.0, (beta - alpha) / beta)
+        v = tnp.concatenate([tnp.ones(1, h.dtype),
+                             tnp.where(skip, 0.0, rest / tnp.where(skip, 1.0, alpha - beta))])
+        # h <- (I - tau v v^H)^H h (I - tau v v^H), on the rows and columns it changes
+        block = h[k + 1:, :]
+        block = block - tnp.conj(tau) * v[:, None] * (tnp.conj(v) @ block)[None, :]
+        h = tnp.at(h)[k + 1:, :].set(block)
+        cols = h[:, k + 1:]
+        h = tnp.at(h)[:, k + 1:].set(cols - tau * (cols @ v)[:, None] * tnp.conj(v)[None, :])
+        if calc_q:
+            qc = q[:, k + 1:]
+            q = tnp.at(q)[:, k + 1:].set(qc - tau * (qc @ v)[:, None] * tnp.conj(v)[None, :])
+    h = tnp.where(np.tri(n, n, -2, dtype=bool), tnp.zeros((), h.dtype), h)
+    return (h, q) if calc_q else h
+
+
+def rsf2csf(T, Z, check_finite=True):
+    """The complex Schur form ``(T, Z)`` from a real one (``schur(a)``'s), as
+    ``scipy.linalg.rsf2csf``: each 2 x 2 block of a complex pair is triangularized by a
+    complex Givens rotation from its eigenvalue of positive imaginary part, applied to
+    ``T``'s rows and columns and ``Z``'s columns (SciPy's algorithm); differentiable."""
+    tnp = _tnp()
+    dt = _complex_dtype(T, Z)
+    t, z = tnp.asarray(T).astype(dt), tnp.asarray(Z).astype(dt)
+    n = _shape(t)[-1]
+    eps = float(np.finfo(dt).eps)
+    for m in range(n - 1, 0, -1):
+        a, b, c, d = t[m - 1, m - 1], t[m - 1, m], t[m, m - 1], t[m, m]
+        coupled = tnp.abs(c) > eps * (tnp.abs(a) + tnp.abs(d))
+        # the block's eigenvalue with positive imaginary part, minus T[m, m]
+        mu = (a - d) / 2 + tnp.sqrt(((a - d) / 2) ** 2 + b * c)
+        r = tnp.sqrt(tnp.abs(mu) ** 2 + tnp.abs(c) ** 2)
+        safe_r = tnp.where(coupled, r, 1.0)
+        cos = tnp.where(coupled, mu / safe_r, 1.0)
+        sin = tnp.where(coupled, c / safe_r, 0.0)
+        g = tnp.stack([tnp.stack([tnp.conj(cos), sin]), tnp.stack([-sin, cos])])
+        t = tnp.at(t)[m - 1:m + 1, m - 1:].set(g @ t[m - 1:m + 1, m - 1:])
+        gh = tnp.conj(g).T
+        t = tnp.at(t)[:m + 1, m - 1:m + 1].set(t[:m + 1, m - 1:m + 1] @ gh)
+        z = tnp.at(z)[:, m - 1:m + 1].set(z[:, m - 1:m + 1] @ gh)
+        t = tnp.at(t)[m, m - 1].set(0.0)
+    return t, z
+
+
+def funm(A, func, disp=True):
+    """The matrix function ``func(A)`` of a square matrix, for ``func`` an elementwise
+    function of eigenvalues (``tnp.exp``, ...), as ``scipy.linalg.funm``: the complex
+    Schur form (``schur`` then ``rsf2csf``), ``func`` on its diagonal and Parlett's
+    recurrence above it (Golub and Van Loan, "Matrix Computations", algorithm 11.1.1),
+    undone by ``Z``. Complex like SciPy's; with ``disp=False`` also an estimate of the
+    relative error (large where eigenvalues are close). Differentiable for distinct
+    eigenvalues.
+
+    >>> tsl.funm(np.diag([1.0, 2.0]), tnp.exp).real
+    array([[2.71828183, 0.        ],
+           [0.        , 7.3890561 ]])
+    """
+    tnp = _tnp()
+    a = tnp.asarray(A)
+    if a.ndim != 2 or _shape(a)[0] != _shape(a)[1]:
+        raise ArgumentError(f"needs a square matrix, got shape {_shape(a)}", op="funm")
+    if tnp.iscomplexobj(a):
+        t, z = schur(a, output="complex")
+    else:
+        t, z = rsf2csf(*schur(a if tnp.issubdtype(a.dtype, tnp.inexact)
+                              else a.astype(np.float64)))
+    n = _shape(t)[0]
+    f = tnp.diag(tnp.asarray(func(tnp.diag(t))).astype(t.dtype))
+    min_gap = tnp.abs(t[0, 0])
+    for p in range(1, n):
+        for i in range(n - p):
+            j = i + p
+            s = t[i, j] * (f[j, j] - f[i, i])
+            if j > i + 1:
+                s = s + t[i, i + 1:j] @ f[i + 1:j, j] - f[i, i + 1:j] @ t[i + 1:j, j]
+            gap = t[j, j] - t[i, i]
+            f = tnp.at(f)[i, j].set(tnp.where(gap != 0, s / tnp.where(gap != 0, gap, 1.0), s))
+            min_gap = tnp.minimum(min_gap, tnp.abs(gap))
+    out = z @ f @ tnp.conj(z).T
+    if disp:
+        return out
+    tol = float(np.finfo(out.dtype).eps)
+    min_gap = tnp.where(min_gap == 0, tol, min_gap)
+    err = tnp.where(tnp.any(tnp.isinf(out)), np.inf, tnp.minimum(1.0, tnp.maximum(
+        tol, (tol / min_gap) * nl.norm(tnp.triu(t, 1), 1))))
+    return out, err
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """``(Q @ c, R)`` (``mode='left'``) or ``(c @ Q, R)`` (``'right'``) for the economic
+    ``Q, R = qr(a)``, ``Q`` conjugated with ``conjugate``, as ``scipy.linalg.qr_multiply``;
+    a vector ``c`` is a column (left) or a row (right) and the product a vector.
+
+    >>> cq, r = tsl.qr_multiply(np.eye(2), np.array([1.0, 2.0]))
+    """
+    tnp = _tnp()
+    if pivoting:
+        raise UnsupportedError("pivoting=True is not supported", op="qr_multiply")
+    if mode not in ("left", "right"):
+        raise ArgumentError(f"mode must be 'left' or 'right', got {mode!r}", op="qr_multiply")
+    q, r = qr(a, mode="economic")
+    if conjugate:
+        q = tnp.conj(q)
+    c = tnp.asarray(c)
+    vector = c.ndim == 1
+    if mode == "left":
+        out = q @ (c[:, None] if vector else c)
+    else:
+        out = (c[None, :] if vector else c) @ q
+    return (tnp.ravel(out) if vector else out), r
+
+
+def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None,
+                     check_finite=True, tol=0.0, lapack_driver="auto"):
+    """The eigenvalues (ascending; with their vectors unless ``eigvals_only``) of the real
+    symmetric tridiagonal matrix with diagonal ``d`` and off-diagonal ``e``, as
+    ``scipy.linalg.eigh_tridiagonal``: ``select`` 'a' (all) or 'i' (the indices
+    ``select_range[0]`` to ``select_range[1]``, inclusive). Through ``eigh`` of the dense
+    matrix, so differentiable as ``eigh`` is.
+
+    >>> tsl.eigh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]), eigvals_only=True)
+    array([1., 3.])
+    """
+    tnp = _tnp()
+    d, e = tnp.asarray(d), tnp.asarray(e)
+    if _shape(e)[-1] != _shape(d)[-1] - 1:
+        raise ArgumentError(f"e must have one entry fewer than d: d has {_shape(d)[-1]}, "
+                            f"e {_shape(e)[-1]}", op="eigh_tridiagonal")
+    if select not in ("a", "i", "all", "index"):
+        raise UnsupportedError(f"select={select!r}: 'a' or 'i' (a range of values gives "
+                               "a number of eigenvalues only the data decides)",
+                               op="eigh_tridiagonal")
+    matrix = tnp.diag(d) + tnp.diag(e, 1) + tnp.diag(e, -1)
+    lo, hi = (0, _shape(d)[-1] - 1) if select in ("a", "all") else select_range
+    if eigvals_only:
+        return nl.eigvalsh(matrix)[lo:hi + 1]
+    w, v = nl.eigh(matrix)
+    return w[lo:hi + 1], v[:, lo:hi + 1]
 
 
 from tf_numba.tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402

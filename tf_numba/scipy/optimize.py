@@ -26,7 +26,7 @@ from ..errors import ShapeError, UnsupportedError
 from ..numpy import _promote as P
 import tf_numba.numpy as tnp
 
-__all__ = ["minimize", "root", "fsolve", "line_search", "OptimizeResult"]
+__all__ = ["minimize", "root", "fsolve", "line_search", "OptimizeResult", "OptimizeResults"]
 
 RUNNING = -1
 _MESSAGES = {
@@ -72,6 +72,10 @@ class OptimizeResult(NamedTuple):
 pytree.register_pytree_node(
     OptimizeResult, lambda r: (tuple(r[:8]), r.method),
     lambda method, c: OptimizeResult(*c, method=method))
+
+# JAX's name for its minimize's result (whose BFGS also returns its inverse Hessian
+# estimate, ``hess_inv``, which this one does not keep)
+OptimizeResults = OptimizeResult
 
 
 def _dot(a, b):
