@@ -5,26 +5,14 @@ import pathlib
 
 import pytest
 
+from tf_numba import _jax_coverage as cov
 from tf_numba import lax
 
 JAX_NAMES = pathlib.Path(__file__).parent / "jax_names"
-# Names of jax.lax that tf.lax leaves out, and why. Besides these, every ``*_p``: JAX's
-# Primitive objects are handles into its own rule registries (``ad.primitive_jvps``, jaxpr
-# interpreters); tf_numba's primitives are other objects with another rule API
-# (``tf_numba.core.primitive``), so JAX code that reaches for them cannot work here.
-EXCLUDED = {
-    # collectives over named axes (pmap, shard_map, vmap's axis_name): one device, and a
-    # vmap without axis names
-    **dict.fromkeys(["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast",
-                     "pcast", "pmax", "pmean", "pmin", "ppermute", "precv", "psend",
-                     "pshuffle", "psum", "psum_scatter", "pswapaxes", "ragged_all_to_all"],
-                    "a collective over named device axes"),
-    # XLA's own bit generators: their bits are XLA's (backend-defined, rng_uniform
-    # stateful); tf.random generates the keys and bits JAX programs use
-    "rng_bit_generator": "XLA's backend-defined bit generator; use tf.random",
-    "rng_uniform": "XLA's stateful generator; use tf.random",
-    "RandomAlgorithm": "rng_bit_generator's algorithms",
-}
+# Names of jax.lax that tf.lax leaves out, with their reasons: tf_numba/_jax_coverage.py's
+# (besides every ``*_p``: JAX's Primitive objects are handles into its own rule registries;
+# tf_numba's primitives are other objects with another rule API).
+EXCLUDED = cov.excluded("jax.lax")
 
 
 def _jax_names(module):

@@ -47,6 +47,11 @@ class ConcretizationError(TfNumbaError, TypeError):
     """A traced value was used where Python needs a concrete one (``if``, ``int()``, ...)."""
 
 
+class UnboundAxisError(TfNumbaError, NameError):
+    """A collective over an axis name that no enclosing ``shard_map`` or ``pmap`` binds (a
+    ``NameError``, as JAX's)."""
+
+
 class UnsupportedError(TfNumbaError, NotImplementedError):
     """A feature or argument combination that tf_numba does not implement."""
 

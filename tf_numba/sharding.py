@@ -25,7 +25,7 @@ import numpy as np
 
 from .core import pytree
 from .device import CPU, Device
-from .errors import ArgumentError, ShapeError
+from .errors import ArgumentError, ShapeError, UnboundAxisError
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
@@ -322,6 +322,35 @@ def get_abstract_mesh():
 _EMPTY = AbstractMesh((), ())
 
 
+class bound_axes:
+    """While a ``shard_map`` or ``pmap`` body runs (or is traced): the axis names its
+    collectives may name, each of size 1 on the one device."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+
+    def __enter__(self):
+        self.previous = getattr(_state, "axes", ())
+        _state.axes = self.previous + self.names
+
+    def __exit__(self, *exc):
+        _state.axes = self.previous
+        return False
+
+
+def axis_names_of(axis_name, op):
+    """The names in ``axis_name`` (a name or a tuple of them), each checked to be bound
+    by an enclosing ``shard_map`` or ``pmap``."""
+    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    bound = getattr(_state, "axes", ())
+    for name in names:
+        if name not in bound:
+            raise UnboundAxisError(
+                f"unbound axis name: {name!r}; axis names are bound by shard_map (its mesh's "
+                f"axes) and pmap(axis_name=...) (bound here: {list(bound)})", op=op)
+    return tuple(names)
+
+
 def current_mesh(op):
     """The mesh a bare PartitionSpec refers to; an error naming ``op`` if none is set."""
     mesh = get_mesh()
@@ -497,7 +526,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     def mapped(*args):
         on = mesh if mesh is not None else current_mesh("shard_map")
         _check_specs(in_specs, args, on, "in_specs", "shard_map")
-        out = f(*args)
+        with bound_axes(on.axis_names):
+            out = f(*args)
         _check_specs(out_specs, out, on, "out_specs", "shard_map")
         return out
     return mapped
@@ -551,7 +581,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             full = list(args)
             for i, x in zip(dynamic, dyn):
                 full[i] = x
-            return fun(*full)
+            with bound_axes(() if axis_name is None else (axis_name,)):
+                return fun(*full)
         dyn_axes = tuple(axes[i] for i in dynamic) if isinstance(in_axes, (list, tuple)) \
             else in_axes
         return vmap(call, in_axes=dyn_axes, out_axes=out_axes)(*[args[i] for i in dynamic])

@@ -14,6 +14,9 @@ shapes), with JAX's signatures and semantics.
 | ``fft`` | fft by FftType |
 | ``compiler_hints`` | optimization_barrier, with_sharding_constraint, composite, |
 | | platform_dependent, tokens: identities here |
+| ``parallel`` | the collectives (psum, all_gather, axis_index, ...) over the one device's |
+| | named axes, each of size 1 |
+| ``rng`` | rng_uniform: XLA's stateful generator |
 | ``linalg`` | ``tf.lax.linalg``: JAX's ``jax.lax.linalg`` |
 
 >>> from tf_numba import lax
@@ -21,14 +24,16 @@ shapes), with JAX's signatures and semantics.
 array(32.)
 """
 from ..api import stop_gradient
-from . import (compiler_hints, control, elementwise, layout, linalg, products, reductions,
-               slicing, windows)
+from . import (compiler_hints, control, elementwise, layout, linalg, parallel, products,
+               reductions, rng, slicing, windows)
 from . import fft as _fft     # the module; ``fft`` is its function, as jax.lax.fft
 from .compiler_hints import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
+from .rng import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
@@ -36,7 +41,8 @@ from .windows import *  # noqa: F401,F403
 
 __all__ = (control.__all__ + elementwise.__all__ + layout.__all__ + products.__all__
            + reductions.__all__ + slicing.__all__ + windows.__all__ + compiler_hints.__all__
-           + _fft.__all__ + ["stop_gradient", "linalg"])
+           + _fft.__all__ + parallel.__all__ + rng.__all__ + ["stop_gradient",
+                                                                  "linalg"])
 
 from ..tracebacks import mark_entry_points as _mark_entry_points  # noqa: E402
 _mark_entry_points(globals())   # (those its submodules do not mark: windows', stop_gradient)
