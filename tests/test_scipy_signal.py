@@ -107,3 +107,73 @@ def test_convolve_under_jit_equals_eager():
     a, b = RNG.standard_normal(9), RNG.standard_normal(3)
     f = tf.jit(lambda x, y: signal.convolve(x, y, "same"), tiered=False)
     np.testing.assert_allclose(f(a, b), signal.convolve(a, b, "same"), rtol=1e-14)
+
+
+# ---------------------------------------------------------------- spectral estimates
+
+_RNG = np.random.default_rng(5)
+SIGNALS = _RNG.normal(size=(3, 100)), _RNG.normal(size=(3, 100))
+
+
+@pytest.mark.parametrize("kw", [{}, {"nperseg": 16}, {"nperseg": 16, "noverlap": 4, "nfft": 20,
+                                                     "detrend": "linear"},
+                                {"nperseg": 15, "scaling": "spectrum", "average": "median"},
+                                {"nperseg": 16, "return_onesided": False, "fs": 3.0}])
+def test_welch_and_csd_match_scipy(kw):
+    x, y = SIGNALS
+    for got, want in ((signal.welch(x, **kw), ss.welch(x, **kw)),
+                      (signal.csd(x, y, **kw), ss.csd(x, y, **kw)),
+                      (signal.welch(x.T, axis=0, **kw), ss.welch(x.T, axis=0, **kw))):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-15)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("kw", [{"nperseg": 16}, {"nperseg": 16, "noverlap": 10,
+                                                  "boundary": "even"},
+                                {"nperseg": 15, "boundary": "odd", "padded": False},
+                                {"nperseg": 16, "boundary": None},
+                                {"nperseg": 16, "boundary": "constant", "detrend": "constant"}])
+def test_stft_and_its_inverse_match_scipy(kw):
+    x = SIGNALS[0]
+    got, want = signal.stft(x, **kw), ss.stft(x, **kw)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+    inverse = {k: v for k, v in kw.items() if k in ("nperseg", "noverlap")}
+    for g, w in zip(signal.istft(want[2], **inverse), ss.istft(want[2], **inverse)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+def test_istft_axes_and_two_sided_input_match_scipy():
+    x, y = SIGNALS
+    z = ss.stft(x.T, nperseg=16, axis=0)[2]
+    np.testing.assert_allclose(signal.istft(z, nperseg=16, freq_axis=0)[1],
+                               ss.istft(z, nperseg=16, freq_axis=0)[1], atol=1e-14)
+    z = ss.stft(x[0] + 1j * y[0], nperseg=16, return_onesided=False)[2]
+    np.testing.assert_allclose(signal.istft(z, nperseg=16, input_onesided=False)[1],
+                               ss.istft(z, nperseg=16, input_onesided=False)[1], atol=1e-14)
+
+
+def test_spectral_estimates_differentiate_compile_and_batch():
+    x, y = SIGNALS
+    tf.test_util.check_grads(lambda v: signal.csd(v, y[0], nperseg=16)[1], (x[0],), order=1)
+    tf.test_util.check_grads(lambda v: signal.istft(signal.stft(v, nperseg=16)[2],
+                                                    nperseg=16)[1], (x[0],), order=1)
+    np.testing.assert_allclose(tf.jit(lambda v: signal.welch(v, nperseg=16)[1])(x),
+                               ss.welch(x, nperseg=16)[1], rtol=1e-12)
+    np.testing.assert_allclose(tf.vmap(lambda v: signal.welch(v, nperseg=16)[1])(x),
+                               ss.welch(x, nperseg=16)[1], rtol=1e-12)
+
+
+def test_spectral_estimates_match_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.scipy.signal as jss
+    x, y = SIGNALS
+    np.testing.assert_allclose(signal.welch(x, nperseg=16)[1], jss.welch(x, nperseg=16)[1],
+                               rtol=1e-12)
+    np.testing.assert_allclose(signal.csd(x, y, nperseg=16)[1], jss.csd(x, y, nperseg=16)[1],
+                               rtol=1e-12, atol=1e-15)
+    z = signal.stft(x, nperseg=16)[2]
+    np.testing.assert_allclose(z, jss.stft(x, nperseg=16)[2], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(signal.istft(z, nperseg=16)[1], jss.istft(z, nperseg=16)[1],
+                               atol=1e-13)

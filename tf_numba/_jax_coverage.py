@@ -105,7 +105,8 @@ COMPLETE = ("jax", "jax.lax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", 
             "jax.example_libraries.stax", "jax.example_libraries.optimizers",
             "jax.scipy.integrate", "jax.scipy.sparse.linalg", "jax.scipy.fft",
             "jax.scipy.ndimage", "jax.scipy.interpolate", "jax.scipy.special",
-            "jax.scipy.stats", "jax.scipy.linalg", "jax.scipy.optimize", "jax.scipy.cluster.vq")
+            "jax.scipy.stats", "jax.scipy.linalg", "jax.scipy.optimize", "jax.scipy.cluster.vq",
+            "jax.scipy.signal")
 # tf_numba's modules that are imported on first use, by the attribute that reaches them
 _ON_FIRST_USE = {"tf_numba": ("scipy", "dask")}
 
