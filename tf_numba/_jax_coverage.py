@@ -106,7 +106,7 @@ COMPLETE = ("jax", "jax.lax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", 
             "jax.scipy.integrate", "jax.scipy.sparse.linalg", "jax.scipy.fft",
             "jax.scipy.ndimage", "jax.scipy.interpolate", "jax.scipy.special",
             "jax.scipy.stats", "jax.scipy.linalg", "jax.scipy.optimize", "jax.scipy.cluster.vq",
-            "jax.scipy.signal")
+            "jax.scipy.signal", "jax.scipy.spatial.transform")
 # tf_numba's modules that are imported on first use, by the attribute that reaches them
 _ON_FIRST_USE = {"tf_numba": ("scipy", "dask")}
 

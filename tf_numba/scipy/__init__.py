@@ -10,6 +10,7 @@ from . import fft  # noqa: F401
 from . import ndimage  # noqa: F401
 from . import interpolate  # noqa: F401
 from . import cluster  # noqa: F401
+from . import spatial  # noqa: F401
 
 import types as _types  # noqa: E402
 
