@@ -14,11 +14,15 @@ the campaign ends, on a kernel cache directory of its own.
                         [--compiled-share 0.5] [--log PATH] [--record]
 
 The log (``--log``, default ``$TMPDIR/tf_numba_fuzz/<seed>.log``) lists every finding;
-``--record`` appends the campaign's line to ``perf/FUZZ.md``.
+``--record`` appends the campaign's line to ``perf/FUZZ.md``. Beside the log, ``<log>.jsonl``
+keeps each finding's program, oracles and seed; ``--replay <log>.jsonl`` checks them again
+(after a fix: which pass now). ``--mutations`` times the CI samples finding each rule that
+``tests/fuzz/mutations.py`` breaks.
 """
 import argparse
 import collections
 import datetime
+import importlib.util
 import json
 import os
 import re
@@ -37,7 +41,9 @@ FUZZ_DIR = os.path.join(REPO, "tests", "fuzz")
 WORKER_SECONDS = 300.0
 # a finding is shrunk for at most this long; the smallest failing program so far is kept
 SHRINK_SECONDS = 120.0
-BATCH = {"interpreted": 50, "compiled": 5, "long": 1}
+BATCH = {"interpreted": 50, "references": 20, "compiled": 5, "long": 1}
+# JAX runs a program op by op, ~0.1 s: it checks this share of the programs
+REFERENCE_SHARE = 0.25
 
 
 # ------------------------------------------------------------------------------ worker
@@ -72,8 +78,10 @@ def worker(seed, until, timeout, compiled_share):
 
     # mode -> (programs, oracles, share of the time)
     modes = {
-        "interpreted": (programs(), oracles.INTERPRETED + oracles.REFERENCES,
-                        1 - compiled_share),
+        "interpreted": (programs(), oracles.INTERPRETED,
+                        (1 - REFERENCE_SHARE) * (1 - compiled_share)),
+        "references": (programs(), oracles.INTERPRETED + oracles.REFERENCES,
+                       REFERENCE_SHARE * (1 - compiled_share)),
         "compiled": (st.one_of(
             programs(max_lines=4, sizes=("small", "tiny", "large")),
             programs(plan=KERNEL_PLAN, sizes=("large", "small", "medium")),
@@ -82,6 +90,8 @@ def worker(seed, until, timeout, compiled_share):
         "long": (programs(plan=LONG_PLAN, sizes=("medium", "small")),
                  ("compiled", "mixed"), 0.15 * compiled_share),
     }
+    if importlib.util.find_spec("jax") is None:
+        del modes["references"]
     spent = collections.Counter()
     rng = np.random.default_rng(seed)
 
@@ -97,13 +107,16 @@ def worker(seed, until, timeout, compiled_share):
             first = state["finding"]
             if first is not None and time.monotonic() - state["since"] > SHRINK_SECONDS:
                 return              # shrunk long enough: hypothesis keeps what it has
-            _emit("start", mode=mode, script=program.script(), shrinking=first is not None)
+            check_seed = int(rng.integers(2**31))
+            _emit("start", mode=mode, script=program.script(), shrinking=first is not None,
+                  program=program.to_json(), oracles=modes[mode][1], seed=check_seed)
             try:
-                n = _checked(program, modes[mode][1], timeout, int(rng.integers(2**31)))
+                n = _checked(program, modes[mode][1], timeout, check_seed)
             except oracles.ProgramTimeout as err:
                 if first is None:
                     _emit("finding", kind="hang", message=str(err), mode=mode,
-                          script=program.script(), shrunk=False)
+                          script=program.script(), shrunk=False, program=program.to_json(),
+                          oracles=modes[mode][1], seed=check_seed)
                 else:
                     _emit("end", checks=0, mode=mode, shrinking=True)
                 return
@@ -130,7 +143,9 @@ def worker(seed, until, timeout, compiled_share):
             else:
                 _emit("finding", kind=found.kind, message=found.message, mode=mode,
                       script=found.reproduction, shrunk=shrunk,
-                      ops=sorted(found.program.ops) if found.program else [])
+                      ops=sorted(found.program.ops) if found.program else [],
+                      program=found.program.to_json() if found.program else None,
+                      oracles=modes[mode][1], seed=getattr(found, "seed", 0))
 
     while time.time() < until:
         # the mode furthest below its share of the time so far
@@ -146,11 +161,16 @@ def _checked(program, names, timeout, seed):
     import oracles
     try:
         return oracles.check(program, names, timeout=timeout, seed=seed)
-    except (oracles.Finding, oracles.ProgramTimeout):
+    except oracles.Finding as err:
+        err.seed = seed         # (the oracles' draws: a replay makes the same checks)
+        raise
+    except oracles.ProgramTimeout:
         raise
     except Exception as err:    # noqa: BLE001
-        raise oracles.Finding("crash", f"the oracles raised {type(err).__name__}: {err}",
-                              program) from err
+        found = oracles.Finding("crash", f"the oracles raised {type(err).__name__}: {err}",
+                                program)
+        found.seed = seed
+        raise found from err
 
 
 def _first_finding(err):
@@ -183,6 +203,7 @@ class Worker:
                 env=env, stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
         self.buffer = b""
         self.current, self.mode, self.started = None, None, time.monotonic()
+        self.program = {}           # the current program's JSON, oracles and seed
 
     def lines(self):
         """Complete lines read so far (call when stdout is readable); [] and None at EOF."""
@@ -220,6 +241,8 @@ class Campaign:
         self.log_path = log_path
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
         self.log = open(log_path, "w", encoding="utf-8")
+        # each finding's program, oracles and seed, as JSON lines: ``--replay`` reads it
+        self.programs_log = open(log_path + ".jsonl", "w", encoding="utf-8")
         self.log.write(f"# tf_numba fuzz campaign, seed {seed}, started "
                        f"{datetime.datetime.now():%Y-%m-%d %H:%M}\n\n")
 
@@ -228,6 +251,7 @@ class Campaign:
         if kind == "start":
             worker.current, worker.mode, worker.started = ev["script"], ev["mode"], \
                 time.monotonic()
+            worker.program = {k: ev[k] for k in ("program", "oracles", "seed")}
         elif kind == "end":
             if not ev["shrinking"]:     # (a program shrinking tries is not another one)
                 self.programs[ev["mode"]] += 1
@@ -251,6 +275,8 @@ class Campaign:
                        f"{', shrunk' if ev.get('shrunk') else ''})\n\n{ev['message']}\n\n"
                        f"```python\n{ev['script']}```\n\n")
         self.log.flush()
+        self.programs_log.write(json.dumps(dict(ev, number=number)) + "\n")
+        self.programs_log.flush()
 
     def line(self):
         kinds = collections.Counter(s[0] for s, _ in self.findings)
@@ -295,7 +321,8 @@ def campaign(args):
                                 message=f"the worker (seed {w.seed}) exited with "
                                         f"{w.proc.returncode}: "
                                         f"{w.stderr_tail()}",
-                                script=w.current or ""))
+                                script=w.current or "",
+                                **(w.program if w.current else {})))
                             if w.current:
                                 run.programs[w.mode] += 1
                         workers.remove(w)
@@ -308,7 +335,7 @@ def campaign(args):
                     w.kill()
                     run.finding(dict(kind="hang", mode=w.mode, shrunk=False,
                                      message=f"no answer within {args.timeout + 30} s",
-                                     script=w.current))
+                                     script=w.current, **w.program))
                     run.programs[w.mode] += 1
                     workers.remove(w)
     finally:
@@ -338,6 +365,53 @@ def _record(run, args, summary):
         f.writelines(lines)
 
 
+def replay(path, timeout):
+    """Check each finding of a campaign (its ``.jsonl``) again, with its oracles and
+    seed: the number that pass now."""
+    sys.path[:0] = [REPO, FUZZ_DIR]
+    import oracles
+    from random_programs import RandomProgram
+    fixed = total = 0
+    with open(path, encoding="utf-8") as f:
+        findings = [json.loads(line) for line in f if line.strip()]
+    for ev in findings:
+        if not ev.get("program"):
+            print(f"finding {ev['number']} [{ev['kind']}]: no program to check")
+            continue
+        total += 1
+        program = RandomProgram.from_json(ev["program"])
+        try:
+            _checked(program, tuple(ev["oracles"]), timeout, ev["seed"])
+        except oracles.ProgramTimeout as err:
+            print(f"finding {ev['number']} [{ev['kind']}]: still fails: hang: {err}")
+        except oracles.Finding as err:
+            print(f"finding {ev['number']} [{ev['kind']}]: still fails: [{err.kind}] "
+                  f"{err.message[:200]}")
+        else:
+            fixed += 1
+            print(f"finding {ev['number']} [{ev['kind']}]: passes")
+    print(f"{fixed} of {total} findings pass now")
+    return fixed
+
+
+def mutations():
+    """Each of ``tests/fuzz/mutations.py``'s broken rules: how many programs of its CI
+    sample ran, and how long, until the first finding."""
+    sys.path[:0] = [REPO, FUZZ_DIR]
+    import warnings
+    warnings.simplefilter("ignore")
+    from mutations import MUTATIONS
+    for name, mutation in MUTATIONS.items():
+        started = time.monotonic()
+        found = mutation.first_finding()
+        seconds = time.monotonic() - started
+        if found is None:
+            print(f"{name}: NOT FOUND by its sample ({seconds:.1f} s)")
+        else:
+            print(f"{name}: found by program {found[0]} of its sample in {seconds:.1f} s "
+                  f"[{found[1].kind}]")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -350,11 +424,19 @@ def main():
     parser.add_argument("--log", default=None)
     parser.add_argument("--record", action="store_true",
                         help="append the campaign's line to perf/FUZZ.md")
+    parser.add_argument("--replay", metavar="JSONL", default=None,
+                        help="check a campaign's findings again (its log's .jsonl)")
+    parser.add_argument("--mutations", action="store_true",
+                        help="time the CI samples finding each broken rule")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--until", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker_main(args)
+    elif args.mutations:
+        mutations()
+    elif args.replay:
+        replay(args.replay, args.timeout)
     else:
         campaign(args)
 

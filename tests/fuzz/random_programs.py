@@ -43,6 +43,14 @@ LARGE_SHAPES = ((1 << 15,), (1 << 17,), ((1 << 17) + 5,), (256, 129), (300, 128)
                 (1030, 33), (2, 70000), (40000, 4), (8, 4100))
 
 
+# no value of a program is larger (its memory and time stay small)
+MAX_ELEMENTS = 1 << 19
+
+
+class _Rejected(Exception):
+    """A draw that would make too large an input: drawn again."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Input:
     """An input of ``f``: its shape, dtype, memory layout and how its values are drawn."""
@@ -141,6 +149,25 @@ class RandomProgram:
                 + f"rng = np.random.default_rng({self.seed})\n" + self.inputs_source()
                 + f"args = [{names}]\n" + textwrap.dedent(check))
 
+    def to_json(self):
+        """The program as JSON values (``from_json`` makes it again): how a campaign's log
+        keeps a finding to check again."""
+        fields = dataclasses.asdict(self)
+        fields["ops"], fields["dtypes"] = sorted(self.ops), sorted(self.dtypes)
+        return fields
+
+    @classmethod
+    def from_json(cls, fields):
+        def tuples(x):
+            return tuple(tuples(y) for y in x) if isinstance(x, list) else x
+        fields = dict(fields)
+        fields["inputs"] = tuple(Input(**dict(i, shape=tuple(i["shape"])))
+                                 for i in fields["inputs"])
+        for name in ("lines", "outputs", "out_avals"):
+            fields[name] = tuples(fields[name])
+        fields["ops"], fields["dtypes"] = frozenset(fields["ops"]), frozenset(fields["dtypes"])
+        return cls(**fields)
+
     def __repr__(self):
         return "RandomProgram:\n" + self.script()
 
@@ -183,10 +210,15 @@ class _Builder:
             return self.large
         if rank is None:
             rank = self.draw(st.integers(min_rank, max_rank))
-        return tuple(self.draw(st.sampled_from(self.dims)) for _ in range(rank))
+        shape = tuple(self.draw(st.sampled_from(self.dims)) for _ in range(rank))
+        while math.prod(shape) > MAX_ELEMENTS:      # (the leading axes go first)
+            shape = shape[1:]
+        return shape
 
     def new_input(self, shape, dtype=None, values=None):
         draw = self.draw
+        if math.prod(shape) > MAX_ELEMENTS:
+            raise _Rejected(f"an input of {shape}")
         if dtype is None or (dtype not in self.dtypes and values is None):
             dtype = draw(st.sampled_from(self.dtypes))
         layout = draw(st.sampled_from(LAYOUTS)) if shape else "C"
@@ -247,8 +279,8 @@ class _Builder:
         leaves = list(out) if isinstance(out, (tuple, list)) else [out]
         if not leaves or not all(isinstance(x, tf.ShapeDtype) for x in leaves):
             return None
-        if any(math.prod(x.shape) > (1 << 19) for x in leaves):
-            return None            # keep every program's memory and time small
+        if any(math.prod(x.shape) > MAX_ELEMENTS for x in leaves):
+            return None
         names = []
         for leaf in leaves:
             name = self.fresh()
@@ -810,27 +842,31 @@ LONG_PLAN = (("normalize",),) * 20
 
 @st.composite
 def programs(draw, max_lines=6, families=None, sizes=("small", "tiny", "medium", "large"),
-             dtypes=None, plan=None, partners=PARTNERS):
+             dtypes=None, plan=None, partners=PARTNERS, min_rank=0):
     """A ``RandomProgram`` of at most ``max_lines`` lines drawn from ``families`` (all by
     default), its new inputs of ``dtypes`` (all by default). ``plan``, a sequence of
     tuples of families, draws one line from each in turn instead, each reading the one
     before. ``partners``: the ways a binary operation's second operand may broadcast
-    (``PARTNERS``)."""
+    (``PARTNERS``). ``min_rank``: of the first input."""
     size = draw(st.sampled_from(sizes))
-    large = draw(st.sampled_from(LARGE_SHAPES)) if size == "large" else None
+    large = draw(st.sampled_from([s for s in LARGE_SHAPES if len(s) >= min_rank])) \
+        if size == "large" else None
     dims = SIZE_CLASSES.get(size, SIZE_CLASSES["small"])
     b = _Builder(draw, dims, large, dtypes or DTYPES)
     b.partners = partners
     names = [f for f in _FAMILY_DRAWS if families is None or f in families]
-    first = b.new_input(b.shape())
+    first = b.new_input(b.shape(min_rank=min_rank))
     if plan is None:
         plan = [names] * draw(st.integers(1, max_lines))
     else:
         b.chain = True
     for choices in plan:
         for _ in range(3):      # a draw tf_numba rejects is drawn again, twice at most
-            if FAMILIES[draw(st.sampled_from(list(choices)))][0](b):
-                break
+            try:
+                if FAMILIES[draw(st.sampled_from(list(choices)))][0](b):
+                    break
+            except _Rejected:
+                continue
         if b.large is not None and len(b.inputs) > 1:
             b.large = None      # one large input; its partners broadcast or shrink
     made = [n for n in b.order if n not in {i.name for i in b.inputs}]
