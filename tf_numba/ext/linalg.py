@@ -210,7 +210,13 @@ def _qr_impl(a, *, full):
 def _svd_impl(a, *, full_matrices):
     if numpy_lapack.AVAILABLE:
         return list(numpy_lapack.svd(a, full_matrices=full_matrices, compute_uv=True))
+    numpy_lapack.refuse_infinities(a)
     return list(np.linalg.svd(a, full_matrices=full_matrices))
+
+
+def _pinv_impl(a, *, rcond):
+    numpy_lapack.refuse_infinities(a)
+    return np.linalg.pinv(a, rcond=rcond)
 
 
 def _svdvals_impl(a):
@@ -497,8 +503,7 @@ eigh_p = FAMILY.op("eigh", _eigh_eval, _eigh_impl, multiple_results=True, blas=N
 eigvalsh_p = FAMILY.op("eigvalsh", _eigvalsh_eval, _eigvalsh_impl, blas=NUMPY_BLAS)
 svd_p = FAMILY.op("svd", _svd_eval, _svd_impl, multiple_results=True, blas=NUMPY_BLAS)
 svdvals_p = FAMILY.op("svdvals", _svdvals_eval, _svdvals_impl, blas=NUMPY_BLAS)
-pinv_p = FAMILY.op("pinv", _pinv_eval, lambda a, *, rcond: np.linalg.pinv(a, rcond=rcond),
-                   blas=NUMPY_BLAS)
+pinv_p = FAMILY.op("pinv", _pinv_eval, _pinv_impl, blas=NUMPY_BLAS)
 lu_p = FAMILY.op("lu", _lu_eval, _lu_impl, multiple_results=True, blas=_TRSM_GETRF_BLAS)
 lu_pivots_to_permutation_p = FAMILY.op("lu_pivots_to_permutation", _pivots_eval,
                                        _pivots_to_permutation_impl)

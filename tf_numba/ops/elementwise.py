@@ -167,6 +167,18 @@ def _fmod_source(a, i, o):
                  f"else {r}))", o)
 
 
+def _floor_div_source(a, i, o):
+    if dtypes.is_integer(i):
+        return typed(f"np.floor_divide({a[0]}, {a[1]})", o)
+    # numba's floats agree with NumPy's where both operands are finite; past that, NumPy's
+    # npy_divmod: inf // y is NaN, and x // inf is -1 where their signs differ
+    x, y = a
+    return typed(f"(np.floor_divide({x}, {y}) if np.isfinite({x}) and np.isfinite({y}) "
+                 f"else ({x} / {y} if {y} == 0 else (-1.0 if {x} != 0 and np.isfinite({x}) "
+                 f"and np.isinf({y}) and ({y} < 0) != ({x} < 0) else ({x} / {y} "
+                 f"if np.isfinite({x}) and np.isinf({y}) else np.nan))))", o)
+
+
 def _pow_source(a, i, o):
     # a square as one multiply, not a call of np.power
     if a[1] == literal(2, i):
@@ -250,7 +262,7 @@ mul_p, mul = _declare("mul", np.multiply, NUMERIC, SAME, infix("*"))
 div_p, div = _declare("div", np.true_divide, INEXACT, SAME, infix("/"))
 # NumPy `//`
 floor_div_p, floor_div = _declare("floor_div", np.floor_divide, REAL, SAME,
-                                  call("np.floor_divide", complex=False))
+                                  written(_floor_div_source, complex=False))
 # NumPy `%`: sign of the divisor
 rem_p, rem = _declare("rem", np.remainder, REAL, SAME, call("np.remainder", complex=False))
 # C fmod: sign of the dividend
