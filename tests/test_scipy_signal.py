@@ -177,3 +177,13 @@ def test_spectral_estimates_match_jax():
     np.testing.assert_allclose(z, jss.stft(x, nperseg=16)[2], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(signal.istft(z, nperseg=16)[1], jss.istft(z, nperseg=16)[1],
                                atol=1e-13)
+
+
+def test_spectral_estimates_keep_float32():
+    x = SIGNALS[0].astype(np.float32)
+    for got, want in ((signal.welch(x, nperseg=16)[1], ss.welch(x, nperseg=16)[1]),
+                      (signal.stft(x, nperseg=16)[2], ss.stft(x, nperseg=16)[2]),
+                      (signal.istft(ss.stft(x, nperseg=16)[2], nperseg=16)[1],
+                       ss.istft(ss.stft(x, nperseg=16)[2], nperseg=16)[1])):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

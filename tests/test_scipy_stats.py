@@ -703,6 +703,7 @@ def test_poisson_entropy_matches_scipy_and_jax_and_differentiates():
     leading = 0.5 * np.log(2 * np.pi * np.e * big) - 1 / (12 * big) - 1 / (24 * big ** 2)
     np.testing.assert_allclose(stats.poisson.entropy(big), leading, rtol=1e-8)
     assert np.isnan(stats.poisson.entropy(-1.0))
+    assert stats.poisson.entropy(np.float32(3.0)).dtype == np.float32
     tf.test_util.check_grads(stats.poisson.entropy, (np.array([0.3, 4.0, 70.0, 2e4]),), order=2)
     np.testing.assert_allclose(tf.jit(stats.poisson.entropy)(mu), stats.poisson.entropy(mu))
     jax = pytest.importorskip("jax")

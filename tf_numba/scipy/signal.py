@@ -11,6 +11,8 @@ of the direct form), which ``tnp.convolve`` and ``tnp.correlate`` share.
 >>> signal.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
 array([0. , 1. , 2.5, 4. , 1.5])
 """
+import math
+
 import numpy as np
 
 import tf_numba.numpy as tnp
@@ -187,7 +189,7 @@ def _segments_fft(x, win, detrend_kind, nperseg, noverlap, nfft, onesided):
         segments = detrend_kind(segments)
     elif detrend_kind:
         segments = detrend(segments, axis=-1, type=detrend_kind)
-    segments = segments * win.astype(np.result_type(win, np.finfo(segments.dtype).dtype))
+    segments = segments * win.astype(np.finfo(segments.dtype).dtype)   # the signal's precision
     if onesided:
         return tnp.fft.rfft(tnp.real(segments), n=nfft, axis=-1)
     return tnp.fft.fft(segments, n=nfft, axis=-1)
@@ -239,15 +241,16 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_kind, return_on
     freqs = (np.fft.rfftfreq(nfft, 1 / fs) if onesided else np.fft.fftfreq(nfft, 1 / fs))
     spectra = [_segments_fft(v, win, detrend_kind, nperseg, noverlap, nfft, onesided)
                for v in operands]
-    scale = 1.0 / (fs * np.sum(win * win)) if scaling == "density" else 1.0 / np.sum(win) ** 2
+    scale = float(1.0 / (fs * np.sum(win * win)) if scaling == "density"
+                  else 1.0 / np.sum(win) ** 2)
     if mode == "stft":
-        result = spectra[0] * np.sqrt(scale)
+        result = spectra[0] * math.sqrt(scale)
     else:
         result = tnp.conj(spectra[0]) * spectra[-1] * scale
         if onesided:
             inner = np.ones(len(freqs))
             inner[1:len(freqs) - (0 if nfft % 2 else 1)] = 2.0
-            result = result * inner
+            result = result * inner.astype(np.finfo(result.dtype).dtype)
     length = tnp.shape(operands[0])[-1]
     times = np.arange(nperseg / 2, length - nperseg / 2 + 1, step) / float(fs)
     if boundary is not None:
@@ -356,20 +359,21 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
         tnp.fft.ifft(z, n=nfft, axis=-1)
     segments = inverse[..., :nperseg]
     if scaling == "spectrum":
-        segments = segments * np.sum(win)
+        segments = segments * float(np.sum(win))
     elif scaling == "psd":
-        segments = segments * np.sqrt(fs * np.sum(win ** 2))
+        segments = segments * math.sqrt(fs * np.sum(win ** 2))
     count = tnp.shape(segments)[-2]
     length = nperseg + (count - 1) * step
     index = np.arange(count)[:, None] * step + np.arange(nperseg)[None, :]
     total = tnp.zeros(tuple(tnp.shape(segments)[:-2]) + (length,), segments.dtype)
-    total = tnp.at(total)[..., index].add(segments * win)
+    real = np.finfo(segments.dtype).dtype                  # the spectrum's precision
+    total = tnp.at(total)[..., index].add(segments * win.astype(real))
     norm = np.zeros(length)
     np.add.at(norm, index, np.broadcast_to(win ** 2, index.shape))
     if boundary:
         total = total[..., nperseg // 2:length - nperseg // 2]
         norm = norm[nperseg // 2:length - nperseg // 2]
-    x = total / np.where(norm > 1e-10, norm, 1.0)
+    x = total / np.where(norm > 1e-10, norm, 1.0).astype(real)
     if input_onesided:
         x = tnp.real(x)
     if x.ndim > 1 and time_axis != ndim - 1:

@@ -105,7 +105,7 @@ class poisson_gen(_SciPyQuantiles, Discrete):
         direct = mu < ENTROPY_ASYMPTOTIC
         m = tnp.where(direct & (mu >= 0), mu, 1.0)
         start = tnp.maximum(tnp.floor(m - 12 * tnp.sqrt(m) - 10), 0.0)
-        k = start[..., None] + np.arange(ENTROPY_TERMS)
+        k = start[..., None] + np.arange(ENTROPY_TERMS, dtype=P.dtype_of(mu))
         log_p = sc.xlogy(k, m[..., None]) - sc.gammaln(k + 1) - m[..., None]
         mass = log_p > -745                  # counts whose p_k does not underflow to 0
         safe = tnp.where(mass, log_p, 0.0)   # the double where: no 0 * inf
