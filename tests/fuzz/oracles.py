@@ -119,6 +119,11 @@ def difference(got, want, moved=None, exact=False, rtol=None, normwise=False):
         tol = max(RTOL[w.dtype.name], rtol or 0)
         size = None
         if w.dtype.kind == "c":     # the parts apart: -inf+nanj is -inf and NaN
+            # (which parts of a value past the finite numbers are NaN, and the signs of
+            # its infinities, follow C99's rules in NumPy and numba's own in kernels:
+            # only that it is not finite is compared)
+            past = ~np.isfinite(w) & ~np.isfinite(g)
+            g, w = np.where(past, 0, g), np.where(past, 0, w)
             with np.errstate(all="ignore"):     # (each part's error is of |w|'s size)
                 size = np.repeat(np.abs(w)[..., None], 2, axis=-1)
             g, w = _parts(g), _parts(w)
@@ -150,8 +155,6 @@ def _close(g, w, m, rtol, normwise=False, size=None):
         finite_w, finite_g = np.isfinite(w), np.isfinite(g)
         same_kind = (finite_w == finite_g) & (np.isnan(w) == np.isnan(g))
         same_inf = ~(np.isinf(w) | np.isinf(g)) | (g == w)
-        if size is not None:    # (a complex overflow's infinite parts: signs by C99's
-            same_inf = np.isinf(w) == np.isinf(g)     # rules in NumPy, numba's own)
         ok = same_kind & same_inf
         scale = np.abs(np.where(finite_w, w if size is None else size, 0))
         scale = np.where(np.isfinite(scale), scale, 0)
