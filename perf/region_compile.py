@@ -7,7 +7,8 @@ Workloads, each the same function written once over a namespace of tf_numba's or
 - ``vae``: a step of JAX's ``examples/mnist_vae.py`` shape (784-512-20 encoder and decoder
   with ReLU, a softplus variance, images binarized by ``random.bernoulli`` inside the step,
   ``z`` drawn by ``random.normal``, keys from ``fold_in`` and ``split``), batch 128, adam;
-- ``gamma``: ``jit(random.gamma)`` of 1000 shapes in [0.5, 5].
+- ``gamma``: ``jit(random.gamma)`` of 1000 shapes in [0.5, 5];
+- ``beta``: ``jit(random.beta)`` of 1000 shape pairs, ``a`` in [0.5, 5] and ``b`` reversed.
 
 Every workload runs in fresh processes: tf_numba with an empty kernel cache
 (``TF_NUMBA_CACHE_DIR`` a new temporary directory) and ``jit(..., tiered=False)``, so its
@@ -103,10 +104,15 @@ def gamma(lib):
     return lib.jit(lib.random.gamma), (lib.random.PRNGKey(0), np.linspace(0.5, 5.0, 1000))
 
 
+def beta(lib):
+    a = np.linspace(0.5, 5.0, 1000)
+    return lib.jit(lib.random.beta), (lib.random.PRNGKey(0), a, a[::-1].copy())
+
+
 def workload(lib, name):
     if name.startswith("mlp"):
         return mlp(lib, int(name[3:]))
-    return {"vae": vae, "gamma": gamma}[name](lib)
+    return {"vae": vae, "gamma": gamma, "beta": beta}[name](lib)
 '''
 
 _TF_LIB = r'''
@@ -129,12 +135,9 @@ jax_lib = types.SimpleNamespace(jit=jax.jit, value_and_grad=jax.value_and_grad, 
                                 random=jax.random, nn=jax.nn, optimizers=jax_optimizers)
 '''
 
-TF_CHILD = r'''
-import json, logging, re, sys, time
-perf, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sys.path.insert(0, perf)
-import _bench
-''' + _WORKLOADS + _TF_LIB + r'''
+# The child's ``compiles``: (kind, key, seconds) of every numba compile tf_numba logs.
+COMPILE_LOG = r'''
+import logging, re
 compiles = []
 
 
@@ -152,7 +155,14 @@ logger = logging.getLogger("tf_numba")
 logger.addHandler(_Compiles())
 logger.setLevel(logging.DEBUG)
 logger.propagate = False
+'''
 
+TF_CHILD = r'''
+import json, sys, time
+perf, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, perf)
+import _bench
+''' + _WORKLOADS + _TF_LIB + COMPILE_LOG + r'''
 from region_call_cost import CompileSplit
 fn, args = workload(tf_lib, name)
 wall, cpu = time.perf_counter(), time.process_time()

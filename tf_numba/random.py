@@ -4,8 +4,8 @@ samplers, the same bits as JAX's default generator.
 A key is a plain ``(2,)`` int64 array holding two 32-bit words (tf_numba has no uint32;
 ``np.asarray(jax_key)`` is accepted and ``key.astype(np.uint32)`` is JAX's key data). A
 sampler is a pure function of its key: the same key gives the same numbers eagerly, under
-``jit`` (where Threefry is elementwise int32 arithmetic, wrapping as uint32's does, fused
-into the kernel) and under
+``jit`` (where Threefry is one elementwise primitive, ``ops.threefry``, fused into the
+kernel) and under
 ``vmap`` over keys: the same bits for keys, ``bits``, ``uniform`` and the integer samplers;
 samplers that take a ``log`` may differ in the last bit between eager and ``jit`` (NumPy's
 ``log`` against the compiled one, within an ulp). Reuse of a key gives the same numbers
@@ -39,6 +39,7 @@ from .errors import ArgumentError, DTypeError, ShapeError
 from .ops.bits import shift_right_logical
 from .ops.elementwise import erf
 from .ops.special import erf_inv, gammainc, lgamma
+from .ops.threefry import threefry2x32
 
 __all__ = ["PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical",
            "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
@@ -50,67 +51,6 @@ __all__ = ["PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categori
            "wrap_key_data"]
 
 _MASK = 0xFFFFFFFF
-# Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3", Threefry-2x32-20.
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = 0x1BD11BDA
-
-
-# ---------------------------------------------------------------- 32-bit word arithmetic
-
-class _NumpyWords:
-    """32-bit words as NumPy uint32 arrays (eager calls): adds wrap, shifts are native."""
-
-    @staticmethod
-    def add(*xs):
-        return functools.reduce(np.add, xs)
-
-    @staticmethod
-    def rotl(x, r):
-        return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
-
-    xor = staticmethod(np.bitwise_xor)
-
-
-class _TracedWords:
-    """32-bit words held in int32 tracers: sums and products wrap as uint32's do (two's
-    complement keeps the bits), a rotation is a product and a logical right shift. Threefry
-    is then made of elementwise integer primitives, which compile into the fused kernels
-    in 32-bit lanes (int64 words, masked to 32 bits after every sum, ran at half the
-    lanes). ``words`` makes int32 words of int64 values below 2**32; ``widened`` the
-    other way round."""
-
-    @staticmethod
-    def add(*xs):
-        return functools.reduce(tnp.add, xs)
-
-    @staticmethod
-    def rotl(x, r):
-        return tnp.bitwise_or(x * (1 << r), shift_right_logical(x, 32 - r))
-
-    xor = staticmethod(tnp.bitwise_xor)
-
-    @staticmethod
-    def words(x):
-        return tnp.asarray(x).astype(np.int32)
-
-    @staticmethod
-    def widened(x):
-        return tnp.bitwise_and(x.astype(np.int64), _MASK)
-
-
-def _threefry2x32(w, k0, k1, x0, x1):
-    """The Threefry-2x32 block cipher (20 rounds) of counters ``(x0, x1)`` under key
-    ``(k0, k1)``, in word arithmetic ``w``; the schedule of JAX's
-    ``_threefry2x32_lowering``."""
-    ks = (k0, k1, w.xor(w.xor(k0, k1), _PARITY))
-    x0, x1 = w.add(x0, ks[0]), w.add(x1, ks[1])
-    for block in range(5):
-        for r in _ROTATIONS[block % 2]:
-            x0 = w.add(x0, x1)
-            x1 = w.xor(x0, w.rotl(x1, r))
-        x0 = w.add(x0, ks[(block + 1) % 3])
-        x1 = w.add(x1, ks[(block + 2) % 3], block + 1)
-    return x0, x1
 
 
 def _is_traced(*xs):
@@ -118,15 +58,16 @@ def _is_traced(*xs):
 
 
 def _key_words(key, what):
-    """The two words of ``key`` as (uint32 NumPy scalars) or (int64 tracers)."""
+    """The two words of ``key`` as int64 NumPy scalars or tracers."""
     if _is_traced(key):
         if key.shape != (2,) or not dtypes.is_integer(key.dtype):
             raise _key_error(key, what)
-        return key[0], key[1]
+        words = key.astype(np.int64)
+        return words[0], words[1]
     arr = np.asarray(key)
     if arr.shape != (2,) or arr.dtype.kind not in "iu":
         raise _key_error(arr, what)
-    words = arr.astype(np.uint32)
+    words = arr.astype(np.int64)
     return words[0], words[1]
 
 
@@ -139,11 +80,11 @@ def _key_error(key, what):
                f"random.split, got {dt} of shape {shape}.{hint}", op=f"random.{what}")
 
 
-def _words_out(w0, w1, eager):
-    """Threefry outputs as int64 arrays of values below 2**32 (stacked by the caller)."""
-    if eager:
-        return w0.astype(np.int64), w1.astype(np.int64)
-    return _TracedWords.widened(w0), _TracedWords.widened(w1)
+def _threefry(k0, k1, counts):
+    """Threefry of the counters ``counts`` (their low words; the high ones are 0) under
+    the key words ``(k0, k1)``: two int64 word arrays (values below 2**32)."""
+    hashed = threefry2x32(k0, k1, 0, counts)
+    return shift_right_logical(hashed, 32), tnp.bitwise_and(hashed, _MASK)
 
 
 def _counts(shape, eager):
@@ -154,7 +95,7 @@ def _counts(shape, eager):
         raise ShapeError(f"{size} values from one key is more than 2**32; split "
                          "the key and draw in parts", op="random")
     if eager:
-        return np.arange(size, dtype=np.uint32).reshape(shape)
+        return np.arange(size, dtype=np.int64).reshape(shape)
     from .ops.layout import iota
     if not shape:
         return tnp.zeros((), np.int64)
@@ -164,24 +105,11 @@ def _counts(shape, eager):
                                       for d, s in enumerate(strides)])
 
 
-def _hash_counts(key, shape, what, narrow=False):
+def _hash_counts(key, shape, what):
     """Threefry of the counters of ``shape`` under ``key``: two int64 word arrays (values
-    below 2**32), or, ``narrow``, the traced words as they are (int32, the same bits)."""
+    below 2**32)."""
     k0, k1 = _key_words(key, what)
-    eager = not _is_traced(k0, k1)
-    if eager:
-        y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0), _counts(tuple(shape), True))
-        return _words_out(y0, y1, True)
-    y0, y1 = _traced_threefry(k0, k1, _counts(tuple(shape), False))
-    return (y0, y1) if narrow else _words_out(y0, y1, False)
-
-
-def _traced_threefry(k0, k1, counts):
-    """Threefry of the counters ``counts`` (their low words; the high ones are 0) under
-    the key words ``(k0, k1)``, all int64 values below 2**32: two int32 word arrays
-    (``_TracedWords``)."""
-    w = _TracedWords
-    return _threefry2x32(w, w.words(k0), w.words(k1), 0, w.words(counts))
+    return _threefry(k0, k1, _counts(tuple(shape), not _is_traced(k0, k1)))
 
 
 def _shape_of(shape, what):
@@ -241,19 +169,15 @@ def fold_in(key, data):
     >>> step_key = random.fold_in(key, step)
     """
     k0, k1 = _key_words(key, "fold_in")
-    eager = not _is_traced(k0, k1, data)
-    if eager:
+    if _is_traced(data):
+        data = data.astype(np.int64)        # the primitive hashes its low 32 bits
+    else:
         d = np.asarray(data)
         if d.shape != () or d.dtype.kind not in "iu":
             raise DTypeError(f"data is an integer scalar, got {d.dtype} of "
                              f"shape {d.shape}", op="random.fold_in")
-        y0, y1 = _threefry2x32(_NumpyWords, k0, k1, np.uint32(0),
-                               np.uint32(int(d) & _MASK))
-        return np.array([y0, y1], np.int64)
-    if not isinstance(k0, Tracer):
-        k0, k1 = np.int64(k0), np.int64(k1)
-    y0, y1 = _traced_threefry(k0, k1, tnp.bitwise_and(data, _MASK))
-    return tnp.stack(_words_out(y0, y1, False))
+        data = np.int64(int(d) & _MASK)
+    return tnp.stack(_threefry(k0, k1, data))
 
 
 def bits(key, shape=()):
@@ -275,7 +199,7 @@ def _float_dtype(dtype, what):
 def _unit_floats(key, shape, dtype, what):
     """Floats in [0, 1) from the bits: the top 23 (float32) or 52 (float64) bits as the
     mantissa, JAX's construction (its ``1.m - 1`` bitcast is the exact product here)."""
-    y0, y1 = _hash_counts(key, shape, what, narrow=dtype == dtypes.float32)
+    y0, y1 = _hash_counts(key, shape, what)
     if dtype == dtypes.float32:
         mantissa = shift_right_logical(tnp.bitwise_xor(y0, y1), 9)
         return mantissa.astype(np.float32) * np.float32(2.0 ** -23)
