@@ -21,6 +21,11 @@ def show(step, **extra):
     print(f"{step:<62s}", " ".join(f"{k}={stats[k]}" for k in keys), *extra.values())
 
 
+def refused(err):
+    """An error as the tour shows it: its name, and its message indented under the step."""
+    print(f"   {type(err).__name__}:", str(err).replace("\n", "\n   "))
+
+
 print("1. sum(x * x) over a symbolic length n: one program for every n")
 program = tf.make_program(lambda x: tnp.sum(x * x))(tf.symbolic(("n",), name="x"))
 print(program)
@@ -53,7 +58,7 @@ prepared_c = rt.prepare(concrete, [], [cpu])
 try:
     rt.run([serial], prepared_c, [a, b])
 except SpecializationMismatch as err:
-    print("   SpecializationMismatch:", err)
+    refused(err)
 show("   after the refused run")
 
 print("\n6. Another program of the same structure, built from other data, hits")
@@ -68,7 +73,7 @@ print(f"   input_index('b') = {diff.input_index('b')}")
 try:
     rt.prepare(diff, [], [cpu])
 except UnboundPlaceholder as err:
-    print("   UnboundPlaceholder:", err)
+    refused(err)
 b = np.array([10.0, 20.0])
 prepared_d = rt.prepare(diff, [b], [cpu])
 print("   partial [b]     ->", rt.run([serial], prepared_d, [b])[0])
@@ -79,6 +84,6 @@ rt.reconfigure(rt.config, plan_cache_entries=64)
 try:
     rt.run([serial], prepared, [np.ones(3)])
 except Exception as err:
-    print(f"   {type(err).__name__}:", err)
+    refused(err)
 prepared = rt.prepare(program, [np.ones(3)], [cpu])
 show(f"   prepare again in epoch {rt.epoch}")
