@@ -207,15 +207,6 @@ def test_numpy_operators_and_methods_on_tracers_still_trace():
     assert float(tf.jvp(f, (x,), (np.ones(3),))[0]) == 2 * x.sum() + (x > 1).sum()
 
 
-def test_a_float16_input_to_jit_is_told_to_convert_not_about_a_float32_it_never_said():
-    from tf_numba.errors import DTypeError
-    with pytest.raises(DTypeError) as info:
-        tf.jit(lambda x: x * 2)(np.ones(3, np.float16))
-    text = str(info.value)
-    assert "float16" in text and "astype(np.float32)" in text and "computes in" in text
-    assert __file__ in str(info.value.source)
-
-
 def test_a_string_argument_to_jit_is_told_to_be_static():
     from tf_numba.errors import DTypeError
 

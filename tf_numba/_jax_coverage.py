@@ -14,10 +14,8 @@ import pathlib
 
 NAMES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "jax_names.json"
 
-_DTYPES = ("narrow and low-precision dtypes: tf_numba computes int8, int16, the unsigned "
-           "ints and float16 widened (to int64 and float32) and does not name them until it "
-           "stores them as such; bfloat16, the float8 and the 1, 2 and 4-bit formats are "
-           "not NumPy dtypes at all")
+_DTYPES = ("low-precision dtypes that NumPy does not have: bfloat16, the float8 and "
+           "the 1, 2 and 4-bit formats")
 _INTERNALS = ("JAX's own machinery (tracers, interpreters, staging and export, the XLA "
               "client, profiling): tf_numba's counterparts are its own (tf.make_program, "
               "tf.runtime, tf.debug)")
@@ -46,11 +44,10 @@ EXCLUDED = {
             "allow_f16_reductions", "softmax_custom_jvp"],
     },
     "jax.numpy": {
-        _DTYPES: ["bfloat16", "float16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+        _DTYPES: ["bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
                   "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
                   "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
-                  "int1", "int2", "int4", "int8", "int16", "uint", "uint1", "uint2", "uint4",
-                  "uint8", "uint16", "uint32", "uint64"],
+                  "int1", "int2", "int4", "uint1", "uint2", "uint4"],
         "JAX's ufunc objects (reduce, accumulate, outer and at of any scalar function); "
         "tnp.vectorize maps a scalar function": ["ufunc", "frompyfunc"],
     },

@@ -1,8 +1,9 @@
-"""JAX's dtype helpers (``jax.dtypes``) over tf_numba's dtypes: bool, int32, int64,
-float32, float64, complex64, complex128, with NumPy 2 promotion (``core/dtypes.py``).
+"""JAX's dtype helpers (``jax.dtypes``) over tf_numba's dtypes: bool, the signed and
+unsigned ints of 8 to 64 bits, float16, float32, float64, complex64, complex128, with NumPy 2
+promotion (``core/dtypes.py``).
 
->>> tf.dtypes.canonicalize_dtype(np.float16)     # computed in float32
-dtype('float32')
+>>> tf.dtypes.canonicalize_dtype(np.uint8)
+dtype('uint8')
 """
 import numpy as np
 
@@ -15,7 +16,34 @@ __all__ = ["TypePromotionError", "canonicalize_dtype", "finfo", "float0", "iinfo
 
 # the error a promotion tf_numba does not make raises (JAX's name for it)
 TypePromotionError = DTypeError
-finfo, iinfo, issubdtype = np.finfo, np.iinfo, np.issubdtype
+issubdtype = np.issubdtype
+
+
+def _dtype_of(x):
+    """The dtype of a dtype-like, or of an array or traced value."""
+    if hasattr(x, "aval"):
+        return x.aval.dtype
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else x
+
+
+def iinfo(int_type):
+    """Machine limits of an integer dtype, or of an array's or traced value's, as
+    ``numpy.iinfo``.
+
+    >>> tf.dtypes.iinfo(np.uint8).max
+    255
+    """
+    return np.iinfo(_dtype_of(int_type))
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype, or of an array's or traced value's, as
+    ``numpy.finfo``.
+
+    >>> float(tf.dtypes.finfo(np.float16).eps)
+    0.0009765625
+    """
+    return np.finfo(_dtype_of(dtype))
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype=False):

@@ -1,8 +1,12 @@
-"""The seven dtypes tf_numba supports and NumPy 2 type promotion over them.
+"""The dtypes tf_numba supports and NumPy 2 type promotion over them.
 
-Python scalars are *weak* (NEP 50): ``float32_array * 2.0`` stays float32. NumPy 2's
-``np.result_type`` already implements that rule when handed Python scalars, so promotion is
-delegated to it and only the result is checked against the supported set.
+Python scalars are *weak* (NEP 50): ``float32_array * 2.0`` and ``uint8_array + 1`` keep
+the array's dtype. NumPy 2's ``np.result_type`` already implements that rule when handed
+Python scalars, so promotion is delegated to it (the one table) and only the result is
+checked against the supported set. JAX's lattice differs from it in one rule only: an
+integer meeting a float or complex takes that float's width there (int32 + float32 is
+float32, int16 + float16 float16), where NumPy widens the float until it holds the integer
+(float64, float32); tf_numba promotes as NumPy (NumPy semantics by default).
 """
 import functools
 
@@ -11,8 +15,15 @@ import numpy as np
 from ..errors import DTypeError
 
 bool_ = np.dtype(np.bool_)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
+uint8 = np.dtype(np.uint8)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
+float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
@@ -22,15 +33,13 @@ complex128 = np.dtype(np.complex128)
 # a zero-size structured dtype, so such a gradient holds no data
 float0 = np.dtype([("float0", np.void, 0)])
 
-SUPPORTED = (bool_, int32, int64, float32, float64, complex64, complex128)
-SHORT_NAMES = {bool_: "bool", int32: "i32", int64: "i64", float32: "f32", float64: "f64",
-               complex64: "c64", complex128: "c128"}
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+             float16, float32, float64, complex64, complex128)
+SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+               uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64", float16: "f16",
+               float32: "f32", float64: "f64", complex64: "c64", complex128: "c128"}
 WEAK_SCALAR_TYPES = (bool, int, float, complex)
 _SUPPORTED_SET = {d: d for d in SUPPORTED}
-
-# NumPy dtypes that have an obvious supported counterpart; anything else is an error.
-_WIDENED = {np.dtype(t): int64 for t in (np.int8, np.int16, np.uint8, np.uint16, np.uint32)}
-_WIDENED[np.dtype(np.float16)] = float32
 
 
 def canonical(dtype_like, *, what="dtype"):
@@ -47,15 +56,8 @@ def canonical(dtype_like, *, what="dtype"):
                          f"{', '.join(d.name for d in SUPPORTED)}") from exc
     if dt in SUPPORTED:
         return dt
-    if dt in _WIDENED:
-        return _WIDENED[dt]
     raise DTypeError(f"{what} {dt.name} is not supported; use one of "
                      f"{', '.join(d.name for d in SUPPORTED)} (convert with .astype)")
-
-
-def widened(dtype):
-    """The supported dtype an unsupported one computes in (float16 -> float32), or None."""
-    return _WIDENED.get(np.dtype(dtype))
 
 
 def of_scalar(value):
@@ -100,7 +102,7 @@ def real_part(dt):
 
 
 def complex_of(dt):
-    return {float32: complex64, float64: complex128}.get(dt, dt)
+    return {float16: complex64, float32: complex64, float64: complex128}.get(dt, dt)
 
 
 def inexact_of(dt):

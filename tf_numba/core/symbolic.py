@@ -5,15 +5,9 @@ bad input is reported, naming the input, axis, operation and source line, before
 runs. ``specialize`` substitutes the values into a program (for the NumPy interpreter,
 whose impls need concrete shapes).
 """
-from . import dtypes
 from .ir import Eqn, Program, ShapedArray, Var
 from .shapes import Sym
 from ..errors import DTypeError, ShapeError
-
-
-def _caller():
-    from .trace import user_source     # trace imports this module's neighbours
-    return user_source()
 
 
 def bind_dims(program, args, what="input"):
@@ -23,13 +17,6 @@ def bind_dims(program, args, what="input"):
         aval = v.aval
         dtype = getattr(x, "dtype", None)
         if dtype is not None and dtype != aval.dtype:
-            if dtype not in dtypes.SUPPORTED and dtypes.widened(dtype) == aval.dtype:
-                # traced from this very array: the program holds it as its widened dtype
-                raise DTypeError(
-                    f"{what} {i} has dtype {dtype.name}, which tf_numba computes in "
-                    f"{aval.dtype.name} (it has no {dtype.name} arithmetic); pass it "
-                    f"converted, x.astype(np.{aval.dtype.name}), as the program runs on "
-                    f"{aval.dtype.name} data", source=_caller())
             raise DTypeError(f"{what} {i} has dtype {dtype.name}, the program takes "
                              f"{aval.dtype.name}")
         shape = getattr(x, "shape", ())

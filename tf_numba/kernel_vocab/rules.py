@@ -138,7 +138,15 @@ def is_reduction(eqn):
     return type(fusion(eqn)) is Reduction
 
 
+def numba_types(eqn):
+    """Does numba have every dtype ``eqn`` reads and writes? It has no float16 on a CPU
+    (neither arrays nor arithmetic), so a float16 equation runs its NumPy impl between
+    kernels, which computes in float32 and stores float16, as NumPy's half loops do."""
+    return not any(v.aval.dtype == dtypes.float16 for vs in (eqn.invars, eqn.outvars)
+                   for v in vs)
+
+
 def lowerable(eqn):
     """Can ``eqn`` run inside a compiled kernel (else it is a NumPy step between kernels)?"""
     rule = RULES["lower"].get(eqn.prim)
-    return rule is not None and rule.supports(eqn)
+    return rule is not None and numba_types(eqn) and rule.supports(eqn)

@@ -10,9 +10,9 @@ import numpy as np
 from ..core import dtypes
 from .rules import Elementwise
 
-_CTOR = {dtypes.bool_: "np.bool_", dtypes.int32: "np.int32", dtypes.int64: "np.int64",
-         dtypes.float32: "np.float32", dtypes.float64: "np.float64",
-         dtypes.complex64: "np.complex64", dtypes.complex128: "np.complex128"}
+# every dtype numba computes in (not float16: see ``rules.numba_types``)
+_CTOR = {d: "np.bool_" if dtypes.is_bool(d) else f"np.{d.name}"
+         for d in dtypes.SUPPORTED if d != dtypes.float16}
 
 
 def ctor(dtype):

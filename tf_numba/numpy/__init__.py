@@ -50,8 +50,16 @@ _methods.install(_sys.modules[__name__])
 # dtypes: NumPy's scalar types, so ``x.astype(tnp.float32)`` and ``tnp.float32(1)`` work.
 bool_ = _np.bool_
 bool = _np.bool_  # noqa: A001 - NumPy 2's name
+int8 = _np.int8
+int16 = _np.int16
 int32 = _np.int32
 int64 = _np.int64
+uint8 = _np.uint8
+uint16 = _np.uint16
+uint32 = _np.uint32
+uint64 = _np.uint64
+uint = _np.uint
+float16 = _np.float16
 float32 = _np.float32
 float64 = _np.float64
 complex64 = _np.complex64
@@ -60,8 +68,7 @@ int_ = _np.int64
 float_ = _np.float64
 complex_ = _np.complex128
 dtype = _np.dtype
-iinfo = _np.iinfo
-finfo = _np.finfo
+from ..dtypes import finfo, iinfo  # noqa: E402,F401  (of traced values too)
 issubdtype = _np.issubdtype
 promote_types = _np.promote_types
 can_cast = _np.can_cast

@@ -119,6 +119,30 @@ def ufunc_loop(ufunc, operands, name, dtype=None):
     return resolved[:ufunc.nin], resolved[ufunc.nin]
 
 
+_COMPARISONS = frozenset((np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
+                          np.not_equal))
+
+
+def _fits(x, dt):
+    """Is ``x`` anything but a Python int that the integer dtype ``dt`` cannot hold?"""
+    if type(x) is not int or not dtypes.is_integer(dt):
+        return True
+    info = np.iinfo(dt)
+    return info.min <= x <= info.max
+
+
+def _beyond_range(ufunc, xs, in_dts, name):
+    """NumPy compares an integer array with a Python int its dtype cannot hold by value
+    (uint8 < -1 is False), so the answer is the same for every element: the comparison
+    with an infinity of the int's sign. None if no operand is such an int."""
+    for k, (x, dt) in enumerate(zip(xs, in_dts)):
+        if not _fits(x, dt):
+            beyond = np.inf if x > 0 else -np.inf
+            answer = bool(ufunc(*[beyond if j == k else 0 for j in range(len(xs))]))
+            return layout.full(broadcast_shapes_of(name, *xs), answer, dtypes.bool_)
+    return None
+
+
 def result_type(*operands):
     """NumPy 2 promotion of operands (tracers, arrays, dtypes, weak Python scalars).
 
@@ -141,6 +165,10 @@ def cast(x, dt):
     if is_weak(x):
         if type(x) is complex and not dtypes.is_complex(dt):
             x = bool(x) if dtypes.is_bool(dt) else x.real
+        if not _fits(x, dt):
+            raise DTypeError(f"the Python int {x} is out of range for {dt.name} (a Python int "
+                             f"takes the dtype of the array it meets); pass it as an array of "
+                             f"a wider dtype, e.g. np.int64({x}), or convert the array")
         return np.asarray(x, dt)
     if dtypes.is_bool(dt) and dtypes.is_complex(x.dtype):
         # NumPy's complex -> bool is "nonzero", not "real part nonzero"
@@ -195,18 +223,33 @@ def apply_ufunc(ufunc, name, compute, operands, dtype=None):
         except TypeError:       # no such loop: the general path says so
             resolved = ()
         if (resolved and all(a.shape == avals[0].shape for a in avals)
-                and all(a.dtype == d for a, d in zip(avals, resolved))):
+                and all(a.dtype == d for a, d in zip(avals, resolved))
+                and dtypes.float16 not in resolved):
             out = compute(*operands)
             if aval_of(out).dtype != resolved[ufunc.nin]:
                 out = ew.convert_element_type(out, resolved[ufunc.nin])
             return scalar_result(out)
     xs = [asarray(x) for x in operands]
     in_dts, out_dt = ufunc_loop(ufunc, xs, name, dtype)
-    xs = broadcast_all(name, [cast(x, dt) for x, dt in zip(xs, in_dts)])
+    if ufunc in _COMPARISONS:
+        constant = _beyond_range(ufunc, xs, in_dts, name)
+        if constant is not None:
+            return scalar_result(constant)
+    # NumPy's half loops compute in float32 and round the result once, as ``compute``'s
+    # composites then do (numba has no half arithmetic either)
+    xs = [cast(x, dt) for x, dt in zip(xs, in_dts)]
+    if ufunc not in _OF_HALF_BITS:
+        xs = [cast(x, dtypes.float32) if dt == dtypes.float16 else x
+              for x, dt in zip(xs, in_dts)]
+    xs = broadcast_all(name, xs)
     out = compute(*xs)
     if aval_of(out).dtype != out_dt:
         out = ew.convert_element_type(out, out_dt)
     return scalar_result(out)
+
+
+# ufuncs that step through float16's own representation, so compute in float16
+_OF_HALF_BITS = frozenset((np.nextafter, np.spacing))
 
 
 def scalar_result(out):

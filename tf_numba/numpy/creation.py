@@ -447,11 +447,10 @@ def _canonical_array(out):
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
-    """A 1-d array of the buffer's bytes read as ``dtype``, as ``numpy.frombuffer`` (in
-    the dtype tf_numba computes it in: uint8 bytes become int64).
+    """A 1-d array of the buffer's bytes read as ``dtype``, as ``numpy.frombuffer``.
 
     >>> tnp.frombuffer(b"\\x01\\x02", dtype=np.uint8)
-    array([1, 2])
+    array([1, 2], dtype=uint8)
     """
     return _canonical_array(np.frombuffer(buffer, dtype, count, offset))
 

@@ -164,10 +164,15 @@ def _multiply(x, y):
 def _reciprocal(x):
     if dtypes.is_inexact(_dt(x)):
         return ew.div(1, x)
-    # C integer division 1/x: 0 unless |x| == 1; NumPy leaves INT_MIN at 0.
-    lowest = np.iinfo(_dt(x)).min
+    # C integer division 1/x: 0 unless |x| == 1; at 0 NumPy leaves INT_MIN for 32 and 64
+    # bits and 0 for the narrower and the unsigned ints.
+    info = np.iinfo(_dt(x))
+    lowest = info.min if info.bits >= 32 else 0
+    zero = _full_like(x, 0, _dt(x))
+    if info.min == 0:
+        return ew.select(ew.eq(x, 1), 1, zero)
     return ew.select(ew.eq(x, 1), 1, ew.select(ew.eq(x, -1), -1, ew.select(
-        ew.eq(x, 0), lowest, _full_like(x, 0, _dt(x)))))
+        ew.eq(x, 0), lowest, zero)))
 
 
 def _square(x):
@@ -697,14 +702,17 @@ def _left_shift(x, n):
 
 
 def _right_shift(x, n):
-    # Arithmetic shift is floor division by 2**n; from bits-1 on only the sign is left.
-    bits = np.iinfo(_dt(x)).bits
-    in_range = ew.and_(ew.ge(n, 0), ew.lt(n, bits - 1))
+    # Arithmetic shift is floor division by 2**n; from bits-1 on only the sign is left
+    # (an unsigned x has no sign bit: from bits on, 0).
+    info = np.iinfo(_dt(x))
+    signed = info.min < 0
+    in_range = ew.and_(ew.ge(n, 0), ew.lt(n, info.bits - signed))
     safe = ew.select(in_range, n, _full_like(n, 0, _dt(n)))
     shifted = ew.floor_div(x, ew.pow(_full_like(safe, 2, _dt(x)), safe))
-    sign_only = ew.select(ew.lt(x, 0), _full_like(shifted, -1, _dt(x)),
-                          _full_like(shifted, 0, _dt(x)))
-    return ew.select(in_range, shifted, sign_only)
+    beyond = _full_like(shifted, 0, _dt(x))
+    if signed:
+        beyond = ew.select(ew.lt(x, 0), _full_like(shifted, -1, _dt(x)), beyond)
+    return ew.select(in_range, shifted, beyond)
 
 
 left_shift = _ufunc(np.left_shift, _left_shift, "``x1 << x2``.")
@@ -838,11 +846,11 @@ def i0(x):
 
 
 def bitwise_count(x):
-    """The number of 1 bits in ``|x|`` (integers and bools), as ``numpy.bitwise_count``
-    (int64 here: tf_numba has no uint8); by the SWAR sums of Hacker's Delight 5-1.
+    """The number of 1 bits in ``|x|`` (integers and bools), a uint8, as
+    ``numpy.bitwise_count``; by the SWAR sums of Hacker's Delight 5-1.
 
     >>> tnp.bitwise_count(np.array([0, 7, -8, 255]))
-    array([0, 3, 1, 8])
+    array([0, 3, 1, 8], dtype=uint8)
     """
     from ..errors import DTypeError
     from ..ops.bits import shift_right_logical
@@ -854,7 +862,7 @@ def bitwise_count(x):
     v = bitwise_and(v, 0x3333333333333333) + bitwise_and(shift_right_logical(v, 2),
                                                          0x3333333333333333)
     v = bitwise_and(v + shift_right_logical(v, 4), 0x0F0F0F0F0F0F0F0F)
-    return shift_right_logical(v * 0x0101010101010101, 56)
+    return P.cast(shift_right_logical(v * 0x0101010101010101, 56), dtypes.uint8)
 
 
 def _bit_weights(bitorder, name):
@@ -867,11 +875,10 @@ def _bit_weights(bitorder, name):
 
 def packbits(a, axis=None, bitorder="big"):
     """The elements of ``a`` (nonzero is 1) packed eight to a number along ``axis``
-    (flattened when None), the last group padded with zeros, as ``numpy.packbits`` (int64
-    values 0-255 here: tf_numba has no uint8).
+    (flattened when None), the last group padded with zeros, a uint8, as ``numpy.packbits``.
 
     >>> tnp.packbits(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
-    array([176, 128])
+    array([176, 128], dtype=uint8)
     """
     from .manipulation import moveaxis, pad, ravel, reshape
     from .reductions import sum as sum_
@@ -884,15 +891,15 @@ def packbits(a, axis=None, bitorder="big"):
     n = _shape(x)[-1]
     x = pad(x, [(0, 0)] * (len(_shape(x)) - 1) + [(0, -n % 8)])
     groups = reshape(x, _shape(x)[:-1] + ((n + 7) // 8, 8))
-    return moveaxis(sum_(groups * weights, axis=-1), -1, axis)
+    return P.cast(moveaxis(sum_(groups * weights, axis=-1), -1, axis), dtypes.uint8)
 
 
 def unpackbits(a, axis=None, count=None, bitorder="big"):
     """Each number of ``a`` (0-255) as its eight bits along ``axis`` (flattened when None),
-    the first ``count`` of them kept, as ``numpy.unpackbits``.
+    the first ``count`` of them kept, a uint8, as ``numpy.unpackbits``.
 
     >>> tnp.unpackbits(np.array([176]))
-    array([1, 0, 1, 1, 0, 0, 0, 0])
+    array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
     """
     from ..ops.bits import shift_right_logical
     from .manipulation import broadcast_to, moveaxis, ravel, reshape
@@ -908,7 +915,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     bits = reshape(bits, _shape(x)[:-1] + (_shape(x)[-1] * 8,))
     if count is not None:
         bits = bits[..., :count]
-    return moveaxis(bits, -1, axis)
+    return P.cast(moveaxis(bits, -1, axis), dtypes.uint8)
 
 
 for _fn in (i0, bitwise_count, packbits, unpackbits):

@@ -56,7 +56,10 @@ def _count(shape, axes, name):
 
 
 def _accumulator(dt):
-    """NumPy's default dtype for add/multiply reductions: bools and small ints widen to int64."""
+    """NumPy's default dtype for add/multiply reductions: bools and signed ints widen to
+    int64, unsigned ints to uint64."""
+    if dtypes.is_integer(dt) and dt.kind == "u":
+        return dtypes.uint64
     return dtypes.int64 if dtypes.is_bool(dt) or dtypes.is_integer(dt) else dt
 
 

@@ -183,7 +183,16 @@ def _pow_source(a, i, o):
     # a square as one multiply, not a call of np.power
     if a[1] == literal(2, i):
         return typed(f"({a[0]} * {a[0]})", o)
+    if dtypes.is_integer(i):     # numba's np.power of 64-bit ints goes through float64
+        return typed(f"({a[0]} ** {a[1]})", o)
     return typed(f"np.power({a[0]}, {a[1]})", o)
+
+
+def _sign_source(a, i, o):
+    # numba's np.sign reads an unsigned int as signed (sign of uint8 255 is 255)
+    if i.kind == "u":
+        return typed(f"({a[0]} != 0)", o)
+    return typed(f"np.sign({a[0]})", o)
 
 
 def _select_source(a, i, o):
@@ -235,7 +244,7 @@ rsqrt_p, rsqrt = _declare(
     written(lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o)))
 cbrt_p, cbrt = _declare("cbrt", np.cbrt, FLOAT, SAME, call("np.cbrt", math=True))
 abs_p, abs = _declare("abs", np.abs, NUMERIC, REAL_PART, call("np.abs"))
-sign_p, sign = _declare("sign", np.sign, NUMERIC, SAME, call("np.sign", complex=False))
+sign_p, sign = _declare("sign", np.sign, NUMERIC, SAME, written(_sign_source, complex=False))
 floor_p, floor = _declare("floor", np.floor, FLOAT, SAME, call("np.floor"))
 ceil_p, ceil = _declare("ceil", np.ceil, FLOAT, SAME, call("np.ceil"))
 round_p, round = _declare("round", np.round, FLOAT, SAME, call("np.rint"))  # half to even, as NumPy
