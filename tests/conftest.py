@@ -14,7 +14,8 @@ from tf_numba.errors import TfNumbaError
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex128]
 TOLERANCE = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-6,
-             np.dtype(np.complex64): 1e-6, np.dtype(np.float64): 1e-13, np.dtype(np.complex128): 1e-13}
+             np.dtype(np.complex64): 1e-6, np.dtype(np.float64): 1e-13,
+             np.dtype(np.complex128): 1e-13}
 
 
 def numpy_reference(np_fn, args):

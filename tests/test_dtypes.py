@@ -265,3 +265,134 @@ def test_bit_counts_and_packing_are_uint8_as_numpy_s():
     _same(tnp.packbits(bits), np.packbits(bits))
     _same(tnp.unpackbits(np.packbits(bits)), np.unpackbits(np.packbits(bits)))
     _same(tnp.frombuffer(b"\x01\xff", dtype=np.uint8), np.frombuffer(b"\x01\xff", np.uint8))
+
+
+# ---------------------------------------------------------------- grad and vmap
+
+def _digits_as_uint8():
+    """scikit-learn's 8x8 digits (values 0-16) as the uint8 images a loader gives."""
+    sklearn = pytest.importorskip("sklearn.datasets")
+    digits = sklearn.load_digits()
+    images = np.minimum(digits.images * 16, 255).astype(np.uint8).reshape(-1, 64)
+    return images[:200], digits.target[:200]
+
+
+def _numpy_step(w, b, images, labels, lr):
+    """One step of softmax regression's gradient descent, by hand in float32."""
+    x = images.astype(np.float32) / np.float32(255)
+    logits = x @ w + b
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[np.arange(len(labels)), labels] -= 1
+    d = p / np.float32(len(labels))
+    return w - lr * (x.T @ d), b - lr * d.sum(axis=0)
+
+
+def test_uint8_images_load_and_train_as_numpy():
+    images, labels = _digits_as_uint8()
+    assert images.dtype == np.uint8
+    lr = np.float32(0.5)
+
+    def loss(params, images, labels):
+        w, b = params
+        x = images.astype(np.float32) / 255
+        logits = x @ w + b
+        picked = tnp.take_along_axis(logits, labels[:, None], axis=1)[:, 0]
+        return tnp.mean(tf.nn.logsumexp(logits, axis=1) - picked)
+
+    @tf.jit
+    def step(params, images, labels):
+        grads = tf.grad(loss)(params, images, labels)
+        return tuple(p - lr * g for p, g in zip(params, grads))
+
+    params = (np.zeros((64, 10), np.float32), np.zeros(10, np.float32))
+    expected = params
+    for _ in range(5):
+        params = step(params, images, labels)
+        expected = _numpy_step(*expected, images, labels, lr)
+    for p, e in zip(params, expected):
+        assert p.dtype == np.float32
+        np.testing.assert_allclose(p, e, rtol=2e-5, atol=2e-6)
+    assert float(loss(params, images, labels)) < float(loss((np.zeros((64, 10), np.float32),
+                                                             np.zeros(10, np.float32)),
+                                                            images, labels))
+
+
+def _float16_loss(x):
+    return tnp.sum(tnp.sin(x) * x + 0.5 * x * x)
+
+
+def test_float16_gradients_agree_with_finite_differences():
+    x = _halves(16)
+    g = tf.grad(_float16_loss)(x)
+    gj = tf.jit(tf.grad(_float16_loss))(x)
+    assert g.dtype == gj.dtype == np.float16
+    wide = x.astype(np.float64)
+    h = 1e-6
+    fd = np.array([(_float16_loss(wide + h * e) - _float16_loss(wide - h * e)) / (2 * h)
+                   for e in np.eye(len(x))])
+    np.testing.assert_allclose(g.astype(np.float64), fd, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(gj.astype(np.float64), fd, rtol=1e-2, atol=1e-2)
+
+
+def test_float32_gradients_of_uint8_inputs_agree_with_finite_differences():
+    images = _wrapping_values(np.uint8, 20).reshape(4, 6)
+    w = RNG.normal(size=6).astype(np.float32)
+
+    def f(w, images):
+        return tnp.sum(tnp.tanh((images.astype(np.float32) / 255) @ w))
+    g = tf.jit(tf.grad(f))(w, images)
+    assert g.dtype == np.float32
+    wide, h = w.astype(np.float64), 1e-6
+    fd = np.array([(f(wide + h * e, images) - f(wide - h * e, images)) / (2 * h)
+                   for e in np.eye(6)])
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_integer_inputs_get_float0_gradients_as_jax_s(jnp):
+    import jax
+    x, idx = np.linspace(0.5, 2.0, 4).astype(np.float32), np.array([3, 0, 1], np.uint8)
+
+    def f(x, idx):
+        return tnp.sum(x[idx] * idx.astype(np.float32))
+    ours = tf.grad(f, argnums=(0, 1), allow_int=True)(x, idx)
+    theirs = jax.grad(f_jax := (lambda x, i: jnp.sum(x[i] * i.astype(jnp.float32))),
+                      argnums=(0, 1), allow_int=True)(x, idx)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert ours[1].dtype == np.asarray(theirs[1]).dtype == tf.dtypes.float0
+    assert ours[1].shape == idx.shape
+    _, pullback = tf.vjp(f, x, idx)
+    cx, cidx = pullback(np.float32(1))
+    _, jax_pullback = jax.vjp(f_jax, x, idx)
+    np.testing.assert_allclose(cx, jax_pullback(np.float32(1))[0], rtol=1e-6)
+    # vjp's cotangent of an integer input is zeros of its dtype (JAX's is float0)
+    assert cidx.dtype == np.uint8 and not cidx.any() and cidx.shape == idx.shape
+
+
+def test_float16_gradients_agree_with_jax_s(jnp):
+    import jax
+    x = _halves(16)
+    theirs = jax.grad(lambda v: jnp.sum(jnp.sin(v) * v + 0.5 * v * v))(x)
+    ours = tf.grad(_float16_loss)(x)
+    assert ours.dtype == theirs.dtype == np.float16
+    np.testing.assert_allclose(ours.astype(np.float32), np.asarray(theirs, np.float32),
+                               rtol=4e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize("dt", NARROW + [np.float16], ids=_name)
+def test_vmap_keeps_narrow_dtypes_and_wraps(dt):
+    x = (_wrapping_values(dt, 20) if np.dtype(dt).kind in "iu" else _halves(24)).reshape(4, 6)
+
+    def f(row):
+        return row * row + row[0], (row.astype(np.float32) / 255).sum()
+    with np.errstate(all="ignore"):
+        expected = [np.stack(v) for v in zip(*[(r * r + r[0], (r.astype(np.float32) / 255)
+                                                .sum()) for r in x])]
+    for fn in (tf.vmap(f), compiled(tf.vmap(f))):
+        out = fn(x)
+        if np.dtype(dt).kind in "iu":
+            _same(out[0], expected[0])
+        else:
+            np.testing.assert_allclose(out[0], expected[0], rtol=2e-3)
+        assert out[0].dtype == np.dtype(dt) and out[1].dtype == np.float32
+        np.testing.assert_allclose(out[1], expected[1], rtol=1e-5)

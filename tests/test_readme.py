@@ -114,7 +114,16 @@ def test_readme_index_out_of_range_names_index_size_and_line_under_jit():
     assert "7" in text and "size 3" in text and f"at {__file__}:" in text
 
 
-def test_readme_float16_input_to_jit_is_refused_with_the_advice():
-    """"a float16 input to jit is refused with that advice" (it computes as float32)"""
-    _, text = _raised(tf.jit(lambda x: tnp.sin(x)), np.ones(3, np.float16))
-    assert "float16" in text and "float32" in text
+def test_readme_float16_computes_in_float32_stored_as_float16():
+    """"float16 computes in float32 and is stored as float16, as NumPy's half loops" """
+    x = np.linspace(0, 3, 7).astype(np.float16)
+    out = tf.jit(lambda x: tnp.sin(x) * 3)(x)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, np.sin(x) * np.float16(3))
+
+
+def test_readme_uint8_plus_one_stays_uint8_and_wraps():
+    """"`uint8_array + 1` stays uint8 and wraps" """
+    x = np.array([0, 255], np.uint8)
+    out = tf.jit(lambda x: x + 1)(x)
+    assert out.dtype == np.uint8 and out.tolist() == [1, 0]
