@@ -195,11 +195,24 @@ SUMS = ("reduce_sum", "cumsum", "dot_general")
 PRODUCTS = ("reduce_prod", "cumprod")
 
 
+# primitives that move, pick or convert values (correctly rounded wherever it runs) and
+# round nothing: moving their outputs would break identities a program relies on (the
+# maximum broadcast back equals the element it came from)
+EXACT = frozenset([
+    "broadcast_in_dim", "concatenate", "pad", "reshape", "rev", "slice", "transpose",
+    "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "argmax", "argmin",
+    "cummax", "cummin", "reduce_max", "reduce_min", "sort", "copy", "select", "max", "min",
+    "neg", "abs", "real", "imag", "conj", "complex", "convert_element_type", "clamp",
+    "stop_gradient", "sign", "floor", "ceil", "round", "copysign"])
+
+
 def _rounded(eqn, ins, x, rng):
     """``x``, made by ``eqn`` from ``ins``, moved by what rounding may: a few ulps, or for
     a sum of ``n`` terms ``sqrt(n)`` ulps of the sum of the terms' magnitudes (the typical
     error of adding them in another order)."""
-    if not _inexact(x) or eqn.prim.name not in SUMS + PRODUCTS:
+    if not _inexact(x) or eqn.prim.name in EXACT:
+        return x
+    if eqn.prim.name not in SUMS + PRODUCTS:
         return _perturbed([x], rng)[0]
     x = np.asarray(x)
     terms = max([np.size(a) for a in ins if np.ndim(a)] or [1])
@@ -238,7 +251,11 @@ def moved_reference(program, args, want):
                 continue
             for k, (w, m) in enumerate(zip(want, sample)):
                 w, f = np.asarray(w), farthest[k]
-                further = ~(np.abs(m - w) <= np.abs(f - w)) if _inexact(w) else (m != w)
+                if _inexact(w):     # (a NaN is the farthest of all)
+                    further = np.nan_to_num(np.abs(m - w), nan=np.inf) > np.nan_to_num(
+                        np.abs(f - w), nan=np.inf)
+                else:
+                    further = m != w
                 farthest[k] = np.where(further, m, f)
     return farthest
 
