@@ -22,7 +22,8 @@ RNG = np.random.default_rng(0)
 def scheduled(f, *args, parallel=False, products_on_numpy=True):
     """The schedule of ``f``'s one kernel, as ``jit`` prepares it (simplified, rewritten
     for lowering), for the given target."""
-    plan = Plan(tf.jit(f).lower(*args).program, tiered=False, parallel=parallel)
+    plan = Plan(tf.jit(f).lower(*args).program, tiered=False, parallel=parallel,
+                regions=False)
     (segment,) = plan.segments
     return schedule(segment.program, Target(parallel, products_on_numpy))
 
@@ -142,11 +143,20 @@ def test_a_scan_body_is_scheduled_inside_its_loop():
     assert elementwise.form == "unrolled" and reducing.form == "loops"
     assert reducing.split and reducing.scratch_at == "hoisted"
     assert scan.carries == ("stays", "buffers", "in place")
+    # the tiny carries are read into scalars at the top of each step, and later steps
+    # read the scalars of those and of the unrolled region's outputs, not the arrays
+    carries = [v for v in body.program.invars if v.aval.shape]
+    assert list(body.loaded) == carries
+    assert set(carries) | {v for v in elementwise.region.materialize if v.aval.shape} \
+        <= body.scalars
+    # the body's arrays are allocated once, before the loop
+    assert {v for e in body.program.eqns for v in e.outvars if v.aval.shape} == body.hoisted
     wide = scheduled(rotate, np.eye(40), np.ones(40), np.ones(5))
     (scan,) = [c for c in wide.steps if type(c) is Call and c.bodies]
     (body,) = scan.bodies.values()
     wide_nests = [n for n in body.nests() if n.region.space == (40,)]
     assert wide_nests and all(n.form == "loops" and n.chunks is None for n in wide_nests)
+    assert not body.loaded and not body.scalars and body.hoisted
 
 
 def test_a_program_cut_into_segments_has_a_schedule_per_kernel():

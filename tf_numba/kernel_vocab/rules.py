@@ -96,15 +96,22 @@ class Library(Lowering):
     step writes its output into an array it allocates (``Emitter.allocate``), which may
     then come from the kernel's workspace (default: ``writes_fresh`` steps with an array
     output). ``reuses_operand``: the step may write its result into its first operand's
-    array when the schedule finds it its last reader (``Call.overwrites``)."""
+    array when the schedule finds it its last reader (``Call.overwrites``).
+    ``holds_elements(eqn, held, context)``: the step's output has its elements in scalars
+    when the values in ``held`` do (``Schedule.scalars``; ``context`` says where it runs)."""
     __slots__ = ("emit", "check", "writes_fresh", "index_map", "refuses", "decide",
-                 "_allocates", "reuses_operand")
+                 "_allocates", "reuses_operand", "_holds_elements")
 
     def __init__(self, emit, *, supports=None, writes_fresh=False, index_map=None,
-                 refuses=False, decide=None, allocates=None, reuses_operand=False):
+                 refuses=False, decide=None, allocates=None, reuses_operand=False,
+                 holds_elements=None):
         self.emit, self.check, self.writes_fresh = emit, supports, writes_fresh
         self.index_map, self.refuses, self.decide = index_map, refuses, decide
         self._allocates, self.reuses_operand = allocates, reuses_operand
+        self._holds_elements = holds_elements
+
+    def holds_elements(self, eqn, held, context):
+        return self._holds_elements is not None and self._holds_elements(eqn, held, context)
 
     def fusion(self, eqn):
         return self.index_map.fusion(eqn) if self.index_map is not None else None

@@ -28,8 +28,12 @@ class Emitter:
         self.counter = 0
         self.hoisted = None         # inside a loop: lines run once, before the outermost loop
         self.destinations = {}      # value -> the array its step writes it into
-        self.elements = {}          # tiny value -> the scalars holding its elements (unrolled)
+        self.elements = {}          # value -> the names of the scalars holding its elements
+        # where the schedule put each value (bodies' values are distinct from the kernel's)
+        placed = list(sched.schedules())
         self.workspace = sched.workspace    # values allocated from ``ws``
+        self.hoisted_values = frozenset().union(*(s.hoisted for s in placed))
+        self.scalars = frozenset().union(*(s.scalars for s in placed))
         self.call = None            # the Call record of the library step being printed
 
     def emit(self, line):
@@ -54,18 +58,17 @@ class Emitter:
         """``name = `` a new array for ``v`` (``shape``: source of its shape here), which its
         step then fills completely.
 
-        Inside a loop the array is allocated once, before the outermost loop, and every
-        iteration reuses it: the loop rules copy whatever outlives an iteration
-        (``control``). A value with a ``destinations`` entry (a loop's output row or next
-        carry) is written straight there. A value the schedule placed in the kernel's
-        workspace (``workspace``) comes from there: it outlives the call.
+        A value with a ``destinations`` entry (a loop's output row or next carry) is
+        written straight there. A value the schedule placed in the kernel's workspace
+        (``workspace``) comes from there: it outlives the call; one it hoisted out of a
+        loop body (``hoisted_values``) is allocated before the outermost loop.
         """
         slot = self.destinations.pop(v, None)
         if slot is not None:
             self.emit(f"{name} = {slot}")
         elif v in self.workspace:
             self.emit(f"{name} = workspace.take(ws, {shape}, {ctor(v.aval.dtype)})")
-        elif self.hoisted is not None and self.dims.writable(v.aval.shape):
+        elif v in self.hoisted_values:
             self.hoisted.append(f"{name} = np.empty({self.shape(v.aval.shape)}, "
                                 f"{ctor(v.aval.dtype)})")
         else:

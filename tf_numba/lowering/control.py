@@ -206,7 +206,7 @@ def _emit_scan(em, ins, outs, eqn):
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
     consts, init, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
     results = body.outvars
-    in_rows = _stacked_in_rows(body, nk)
+    in_rows = em.call.rows
     carries = _Carries(em, results[:nk], em.call.carries)
     carry = [em.fresh("carry") for _ in init]
     carries.start(carry, init)
@@ -232,7 +232,7 @@ def _emit_scan(em, ins, outs, eqn):
         em.emit(f"{name} = {x}[{i}]")
         x_names.append(name)
     _bind(em, body.invars, list(consts) + carry + x_names)
-    for v in body.invars[nc:]:
+    for v in bodies[body].loaded:
         unrolled.load_elements(em, v)
     rows, written = {}, set()           # value -> its row; stacked outputs written there
     for k, (buf, y) in enumerate(zip(bufs, results[nk:])):
@@ -305,7 +305,7 @@ def _emit_while(em, ins, outs, eqn):
             _store(em, tape, c, len(a.shape), count)
         em.emit(f"{count} += 1")
     _bind(em, body.invars, list(bc) + carry)
-    for v in body.invars[nbc:]:
+    for v in bodies[body].loaded:
         unrolled.load_elements(em, v)
     carries.aim(carry, {})
     emit_program(em, bodies[body])
@@ -364,10 +364,28 @@ def _decide(eqn, context):
         eqn.prim is control.cond_p and len(eqn.params["branches"]) == 1)
     loop = eqn.prim in (control.scan_p, control.while_p)
     inner = context.nested(top=context.top and one_level, in_loop=context.in_loop or loop)
-    call = Call(eqn, bodies={prog: schedule_body(prog, inner) for prog in _sub_programs(eqn)})
+    loaded = _loaded(eqn)
+    call = Call(eqn, bodies={prog: schedule_body(prog, inner, loaded.get(prog, ()))
+                             for prog in _sub_programs(eqn)})
     if loop:
         call.carries = carry_homes(eqn, call.bodies, context.dims)
+    if eqn.prim is control.scan_p:
+        call.rows = _stacked_in_rows(eqn.params["body"], eqn.params["num_carry"])
     return call
+
+
+def _loaded(eqn):
+    """A loop body's tiny array inputs (carries, and a scan's rows of ``xs``), read into
+    scalars at the top of each iteration (``unrolled``): sub-program -> those inputs."""
+    p = eqn.params
+    if eqn.prim is control.scan_p:
+        body, first = p["body"], p["num_consts"]
+    elif eqn.prim is control.while_p:
+        body, first = p["body"], p["body_nconsts"]
+    else:
+        return {}
+    return {body: tuple(v for v in body.invars[first:]
+                        if v.aval.shape and unrolled.tiny(v.aval.shape))}
 
 
 for _prim, _emit in ((control.scan_p, _scan), (control.while_p, _while),

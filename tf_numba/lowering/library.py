@@ -87,20 +87,43 @@ def fill(em, target, value, rank):
 
 def _reshape(em, ins, outs, eqn):
     x, (out,) = ins[0], outs
-    new = eqn.outvars[0].aval.shape
-    known = em.elements.get(eqn.invars[0])     # C order: a reshape keeps it
-    if not eqn.invars[0].aval.shape:
-        em.allocate(out, eqn.outvars[0], em.shape(new))
+    x_var, out_var = eqn.invars[0], eqn.outvars[0]
+    new = out_var.aval.shape
+    if not x_var.aval.shape:
+        em.allocate(out, out_var, em.shape(new))
         fill(em, out, x, len(new))
-        em.elements[eqn.outvars[0]] = [x]
+        if out_var in em.scalars:
+            em.elements[out_var] = [x]
     elif not new:   # every dim is 1: read the element (no copy, any layout)
-        em.emit(f"{out} = {known[0] if known else x}"
-                f"{'' if known else _index_text(['0'] * len(eqn.invars[0].aval.shape))}")
-    elif known and em.hoisted is not None:     # no copy of a strided view per iteration
-        em.allocate(out, eqn.outvars[0], em.shape(new))
-        unrolled.store_elements(em, out, eqn.outvars[0], known)
+        em.emit(f"{out} = " + (em.elements[x_var][0] if x_var in em.scalars else
+                               x + _index_text(['0'] * len(x_var.aval.shape))))
+    elif out_var in em.scalars:     # no copy of a strided view per iteration
+        em.allocate(out, out_var, em.shape(new))
+        unrolled.store_elements(em, out, out_var, em.elements[x_var])   # C order: kept
     else:
         em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
+
+
+# which steps' outputs have their elements in scalars when their operands do
+# (``Library.holds_elements``): the element reads and stores they then print. A reshape
+# copies its operand's scalars into an array only in a loop body (where a strided view's
+# copy would repeat); elsewhere it stays a view.
+def _reshape_holds(eqn, held, context):
+    x = eqn.invars[0]
+    return bool(eqn.outvars[0].aval.shape) and (
+        not x.aval.shape or (x in held and context.in_loop))
+
+
+def _tiny_part_holds(eqn, held, context):
+    return eqn.invars[0] in held and unrolled.tiny(eqn.outvars[0].aval.shape)
+
+
+def _pad_holds(eqn, held, context):
+    return _pads_in_place(eqn) and _tiny_part_holds(eqn, held, context)
+
+
+def _all_held(eqn, held, context):
+    return all(v in held for v in eqn.invars)
 
 
 def _transpose(em, ins, outs, eqn):
@@ -121,7 +144,7 @@ def _rev(em, ins, outs, eqn):
     parts = ["::-1" if d in dims else ":" for d in range(rank)]
     em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
     x, out = eqn.invars[0], eqn.outvars[0]
-    if x in em.elements:
+    if out in em.scalars:
         em.elements[out] = [
             unrolled.element(em, x, [n - 1 - j if d in dims else j
                                      for d, (n, j) in enumerate(zip(x.aval.shape, position))])
@@ -134,7 +157,7 @@ def _slice(em, ins, outs, eqn):
              zip(p["start_indices"], p["limit_indices"], p["strides"])]
     em.emit(f"{outs[0]} = {ins[0]}{_index_text(parts)}")
     x, out = eqn.invars[0], eqn.outvars[0]
-    if x in em.elements and unrolled.tiny(out.aval.shape):
+    if out in em.scalars:
         em.elements[out] = [
             unrolled.element(em, x, [s + st * j for s, st, j in
                                      zip(p["start_indices"], p["strides"], position)])
@@ -168,9 +191,9 @@ def _pad_into(em, x, value, out, eqn):
     em.allocate(out, out_var, em.shape(out_var.aval.shape))
     starts = [lo for lo, _, _ in config]
     steps = [interior + 1 for _, _, interior in config]
-    known = em.elements.get(eqn.invars[0])
-    if known is not None and unrolled.tiny(out_var.aval.shape):
+    if out_var in em.scalars:
         names = [value] * math.prod(out_var.aval.shape)
+        known = em.elements[eqn.invars[0]]
         for name, position in zip(known, unrolled.positions(eqn.invars[0].aval.shape)):
             at = [lo + st * j for lo, st, j in zip(starts, steps, position)]
             names[unrolled.flat(at, out_var.aval.shape)] = name
@@ -185,7 +208,7 @@ def _concatenate(em, ins, outs, eqn):
     total = " + ".join(f"{x}.shape[{axis}]" for x in ins)
     shape = "".join((total if k == axis else f"{ins[0]}.shape[{k}]") + ", " for k in range(rank))
     em.allocate(outs[0], eqn.outvars[0], f"({shape})")
-    if all(v in em.elements for v in eqn.invars):
+    if eqn.outvars[0] in em.scalars:
         parts = [_split_elements(em.elements[v], v.aval.shape, axis) for v in eqn.invars]
         names = [name for chunks in zip(*parts) for chunk in chunks for name in chunk]
         unrolled.store_elements(em, outs[0], eqn.outvars[0], names)
@@ -564,12 +587,13 @@ def _real_operand(eqn):
 
 
 for _prim, _lowering in (
-        (layout.reshape_p, Library(_reshape, allocates=_fills)),
+        (layout.reshape_p, Library(_reshape, allocates=_fills, holds_elements=_reshape_holds)),
         (layout.transpose_p, Library(_transpose)),
-        (layout.rev_p, Library(_rev)),
-        (layout.slice_p, Library(_slice)),
-        (layout.pad_p, Library(_pad, allocates=_pads_in_place)),
-        (layout.concatenate_p, Library(_concatenate, allocates=lambda eqn: True)),
+        (layout.rev_p, Library(_rev, holds_elements=_all_held)),
+        (layout.slice_p, Library(_slice, holds_elements=_tiny_part_holds)),
+        (layout.pad_p, Library(_pad, allocates=_pads_in_place, holds_elements=_pad_holds)),
+        (layout.concatenate_p, Library(_concatenate, allocates=lambda eqn: True,
+                                       holds_elements=_all_held)),
         (layout.dim_size_p, Library(_dim_size)),
         (contraction.dot_general_p, Library(_dot_general, supports=_blas_dtype,
                                             writes_fresh=True, decide=products.decide,

@@ -23,7 +23,13 @@ The records:
   loop's or branch's body programs (``bodies``) and where a loop's carries live between
   iterations (``carries``).
 - ``Schedule``: the steps of one program (the kernel's, or a body's) in the context
-  they run in, and the values that live in the kernel's workspace.
+  they run in, and where its arrays and elements live: the values whose arrays come from
+  the kernel's ``workspace``; in a loop body, the values whose arrays are allocated once
+  before the loop (``hoisted``), the body's inputs read into scalars at the top of each
+  iteration (``loaded``, its loop's choice) and the values whose elements are held in
+  scalars (``scalars``: those, the outputs of unrolled regions, and what slices,
+  reshapes, reversals, pads and concatenations make of them), which later steps read
+  instead of the arrays.
 """
 import collections
 import math
@@ -134,7 +140,7 @@ class RowBlock:
 class Call:
     """A library step and its rule's choices (``decide``); see the module docstring."""
     __slots__ = ("eqn", "product", "threaded", "blas", "bodies", "allocates", "overwrites",
-                 "carries")
+                 "carries", "rows")
 
     def __init__(self, eqn, product=None, threaded=False, blas=None, bodies=None):
         self.eqn, self.product, self.threaded, self.blas = eqn, product, threaded, blas
@@ -142,6 +148,7 @@ class Call:
         self.allocates = False          # writes its output into an array it allocates
         self.overwrites = False         # may write into its first operand's array
         self.carries = ()               # a loop's: where each carry lives (control)
+        self.rows = frozenset()         # a scan's outputs written straight into their rows
 
     def describe(self, names):
         parts = [" ".join(f"{names[v]}:{v.aval}" for v in self.eqn.outvars)
@@ -160,13 +167,24 @@ class Call:
 
 
 class Schedule:
-    """The steps of one program (``Nest``, ``RowBlock``, ``Call``) in ``context``, and the
-    top-level values whose arrays come from the kernel's ``workspace``."""
-    __slots__ = ("program", "steps", "context", "workspace")
+    """The steps of one program (``Nest``, ``RowBlock``, ``Call``) in ``context``; the
+    top-level values whose arrays come from the kernel's ``workspace``; in a loop body,
+    the values ``hoisted`` (allocated once before the loop), ``loaded`` (inputs read
+    into scalars each iteration) and held in ``scalars``."""
+    __slots__ = ("program", "steps", "context", "workspace", "hoisted", "loaded", "scalars")
 
-    def __init__(self, program, steps, context, workspace=frozenset()):
+    def __init__(self, program, steps, context, loaded=frozenset()):
         self.program, self.steps, self.context = program, steps, context
-        self.workspace = workspace
+        self.workspace = self.hoisted = self.scalars = frozenset()
+        self.loaded = tuple(loaded)
+
+    def schedules(self):
+        """This schedule and its bodies', depth first."""
+        yield self
+        for step in self.steps:
+            if type(step) is Call:
+                for body in step.bodies.values():
+                    yield from body.schedules()
 
     def walk(self):
         """Every record, bodies' included, depth first."""
@@ -227,9 +245,11 @@ class Schedule:
                 for k, body in enumerate(step.bodies.values()):
                     lines.append(indent + f"  body {k}:")
                     lines.append(body.as_text(indent + "    "))
-        if self.workspace:
-            held = " ".join(sorted(names[v] for v in self.workspace))
-            lines.append(indent + "workspace: " + held)
+        for title, values in (("workspace", self.workspace),
+                              ("allocated before the loop", self.hoisted),
+                              ("elements in scalars", self.scalars)):
+            if values:
+                lines.append(indent + f"{title}: " + " ".join(sorted(names[v] for v in values)))
         return "\n".join(lines)
 
 
@@ -247,13 +267,14 @@ def schedule(program, target=None, in_names=None):
     return schedule_body(program, Context(target, top=True, in_loop=False, dims=dims))
 
 
-def schedule_body(program, context):
-    """The schedule of ``program``'s steps in ``context`` (a kernel's, or a body's)."""
+def schedule_body(program, context, loaded=frozenset()):
+    """The schedule of ``program``'s steps in ``context`` (a kernel's, or a body's whose
+    inputs ``loaded`` its loop reads into scalars)."""
     steps = partition(program)
     if context.top:
         steps = group_rows(steps)
     records = [_record(step, context) for step in steps]
-    result = Schedule(program, records, context)
+    result = Schedule(program, records, context, loaded)
     for _, apply in PASSES:
         apply(result)
     return result
@@ -461,6 +482,31 @@ def _own_nests(sched):
             yield from (s for s in step.members if type(s) is Nest)
 
 
+def _allocate_body_arrays_once(sched):
+    """A loop body's arrays are allocated once, before the outermost loop, when their
+    shapes can be written there, and every iteration reuses them: the loop rules copy
+    whatever outlives an iteration (``control``)."""
+    if sched.context.in_loop:
+        writable = sched.context.dims.writable
+        sched.hoisted = frozenset(v for e in sched.program.eqns for v in e.outvars
+                                  if v.aval.shape and writable(v.aval.shape))
+
+
+def _hold_elements_in_scalars(sched):
+    """The values whose elements later steps read from scalars rather than from their
+    arrays: in a loop body, the inputs its loop loads and the arrays unrolled regions
+    write; anywhere, what a step whose rule ``holds_elements`` makes of them (or of a
+    scalar: a 0-d value reshaped)."""
+    held = set(sched.loaded)
+    for step in sched.steps:
+        if type(step) is Nest and step.form == "unrolled":
+            held.update(v for v in step.region.materialize if v.aval.shape)
+        elif type(step) is Call and lowering_of(step.eqn).holds_elements(
+                step.eqn, held, sched.context):
+            held.add(step.eqn.outvars[0])
+    sched.scalars = frozenset(held)
+
+
 def _place_in_workspace(sched):
     """Top-level arrays no output can reach, not even as a view, come from the kernel's
     workspace, which outlives the call (``workspace``): the materialized values of
@@ -522,4 +568,6 @@ PASSES = (
     ("chunk large regions and row blocks", _chunk_large_regions),
     ("split carried reductions", _split_carried_reductions),
     ("place private arrays in the workspace", _place_in_workspace),
+    ("allocate loop bodies' arrays once", _allocate_body_arrays_once),
+    ("hold tiny values' elements in scalars", _hold_elements_in_scalars),
 )

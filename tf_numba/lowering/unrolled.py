@@ -4,9 +4,10 @@ A loop body over small arrays (an ODE's 3-vector state, a 2 x 2 rotation) spends
 moving values through memory, not computing: a region stores its output array and the next
 step loads it back, and LLVM keeps neither in registers, since it cannot prove two arrays
 distinct. A region whose iteration space has at most ``MAX_ELEMENTS`` elements is written
-here one element at a time, each element a local scalar; ``em.elements`` records the
-scalars of a value so that later steps (tiny regions, slices, reshapes, concatenations)
-read them instead of the array. The arrays are still written, for every other reader.
+here one element at a time, each element a local scalar; the schedule records which
+values have their elements in scalars (``Schedule.scalars``) so that later steps (tiny
+regions, slices, reshapes, concatenations) read them instead of the array, and
+``em.elements`` their names. The arrays are still written, for every other reader.
 """
 import itertools
 import math
@@ -50,12 +51,11 @@ def element(em, v, position, local=None):
 
 def load_elements(em, v):
     """Read a tiny array ``v`` into scalars once (a loop's carry at the top of an iteration)."""
-    if v.aval.shape and tiny(v.aval.shape):
-        names = []
-        for position in positions(v.aval.shape):
-            names.append(em.fresh("e"))
-            em.emit(f"{names[-1]} = {em.names[v]}[{', '.join(map(str, position))}]")
-        em.elements[v] = names
+    names = []
+    for position in positions(v.aval.shape):
+        names.append(em.fresh("e"))
+        em.emit(f"{names[-1]} = {em.names[v]}[{', '.join(map(str, position))}]")
+    em.elements[v] = names
 
 
 def store_elements(em, target, v, names):
