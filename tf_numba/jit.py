@@ -71,10 +71,11 @@ class Jitted:
     memory; an evicted one is prepared again from the plan and kernel caches."""
     MOST_SPECIALIZATIONS = 256
 
-    def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None, engine=None):
+    def __init__(self, fn, static_argnums=(), static_argnames=(), tiered=None, engine=None,
+                 regions=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.tiered = tiered
+        self.tiered, self.regions = tiered, regions
         engine = CpuEngine() if engine is None else engine
         if engine.target() != CpuEngine.TARGET:
             raise TfNumbaError(f"runs on the CPU engine; got {engine!r}", op="jit")
@@ -189,7 +190,7 @@ class Jitted:
         traced = TracedFunction(lambda a, k: bound(*a, **k), (dyn_args, dyn_kw), {})
         program = simplify(traced.program)
         # the same path as Runtime users: prepare through a runtime's plan cache
-        runtime = default_runtime(self.tiered)
+        runtime = default_runtime(self.tiered, self.regions)
         prepared = runtime.prepare(program, traced.leaves, [CpuEngine.TARGET])
         return Specialization(prepared, traced.out_tree, program, self.threads)
 
@@ -340,7 +341,7 @@ def _has_tracer(args, kwargs):
 
 
 def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=None,
-        in_shardings=None, out_shardings=None, donate_argnums=(), donate_argnames=(),
+        regions=None, in_shardings=None, out_shardings=None, donate_argnums=(), donate_argnames=(),
         keep_unused=False, device=None, backend=None, inline=False, compiler_options=None):
     """Compile ``fn`` with numba, as ``jax.jit``: ``jit(f)`` or ``@jit(static_argnums=1)``.
 
@@ -349,6 +350,9 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=N
     ``jit(f).lower(*args).compile(*args)`` waits for the compiled kernels.
     ``engine``: the ``CpuEngine`` whose ``threads`` large fused loops may use (default
     ``CpuEngine()``, one thread): ``jit(f, engine=CpuEngine(threads=2))``.
+    ``regions``: compile one kernel per fused region or library step, shared by identical
+    regions (True), or one kernel per run of compiled steps (False); by default a program
+    gets region kernels when it is large (``plan.regions_default``).
     JAX's placement and buffer options are taken and change nothing on one CPU device:
     ``in_shardings``/``out_shardings``, ``donate_argnums``/``donate_argnames`` (a donated
     input is not reused: NumPy arrays stay the caller's), ``keep_unused``, ``device``,
@@ -360,12 +364,12 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), tiered=None, engine=N
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, tiered=tiered,
-                                 engine=engine, in_shardings=in_shardings,
+                                 engine=engine, regions=regions, in_shardings=in_shardings,
                                  out_shardings=out_shardings, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  device=device, backend=backend, inline=inline,
                                  compiler_options=compiler_options)
-    return Jitted(fn, static_argnums, static_argnames, tiered, engine).as_function()
+    return Jitted(fn, static_argnums, static_argnames, tiered, engine, regions).as_function()
 
 
 

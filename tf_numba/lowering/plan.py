@@ -34,8 +34,9 @@ from .products import products_on_numpy
 from .kernel_cache import KERNELS
 from ..kernel_vocab.rules import lowerable
 from .tiers import Tiers
-from .segments import (CompiledSegment, InterpretedStep, cut_large_groups, segment_program,
-                       split, uses_after)
+from .driver import drive
+from .segments import (CompiledSegment, InterpretedStep, count_nests, cut_into_regions,
+                       cut_large_groups, segment_program, split, uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
 
 __all__ = ["Plan", "lowerable", "tiered_default"]
@@ -46,25 +47,45 @@ def tiered_default():
     return os.environ.get("TF_NUMBA_TIERED", "1").lower() not in ("0", "false", "off", "no")
 
 
+def regions_default(groups):
+    """Region kernels (``segments.cut_into_regions``) for a program of more than
+    ``REGIONS_FROM_NESTS`` loop nests, or as ``TF_NUMBA_REGIONS`` says ("1": always,
+    "0": never)."""
+    chosen = os.environ.get("TF_NUMBA_REGIONS", "").lower()
+    if chosen in ("0", "1", "true", "false", "on", "off", "yes", "no"):
+        return chosen in ("1", "true", "on", "yes")
+    return sum(count_nests(g) for g in groups if isinstance(g, list)) > REGIONS_FROM_NESTS
+
+
+# one kernel per run of steps until a program has this many loop nests: see
+# perf/COMPILE_SCALING.md for where region kernels start to pay
+REGIONS_FROM_NESTS = 8
+
+
 class Plan:
     """``run(args) -> outputs`` for a flat program; ``as_text()`` shows how it was lowered."""
 
-    def __init__(self, program, kernel_cache=KERNELS, tiered=None, parallel=False):
+    def __init__(self, program, kernel_cache=KERNELS, tiered=None, parallel=False,
+                 regions=None):
         self.program = program
         self.segments = []
         self.kernel_cache = kernel_cache
         self._wide_variant = self if parallel else None     # see variant_for
+        self.regions = regions      # as asked; whether it has them: _build
         self._build(program, kernel_cache, parallel)
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
         self.ready = False
         self._interpreted = None     # the program as the interpreter runs it (interpret)
+        self._driver = None          # a ready plan's segments as one function (_drive)
         self._lock = threading.Lock()
         self.tiers = Tiers(self)     # where its kernels come from (tiered plans)
 
     def _build(self, program, kernel_cache, parallel):
         program = self.rewritten = prepare_for_lowering(program)
-        groups = cut_large_groups(split(program))
+        groups = split(program)
+        regions = regions_default(groups) if self.regions is None else self.regions
+        groups = cut_into_regions(groups) if regions else cut_large_groups(groups)
         after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
         # products on the same one, so one library (run as wide as the engine) does all of
@@ -184,7 +205,7 @@ class Plan:
             with self._lock:
                 if self._wide_variant is None:
                     self._wide_variant = Plan(self.program, self.kernel_cache, self.tiered,
-                                              parallel=True)
+                                              parallel=True, regions=self.regions)
                 wide = self._wide_variant
         return wide if wide.parallel and not wide.serial_products else self
 
@@ -192,7 +213,7 @@ class Plan:
         if self.ready:
             if self.single:
                 return self.segments[0](args if self.segments[0].plain else list(args))
-            return self._run_segments(args)
+            return self._drive(args)
         if not self.tiered:
             outs = self._run_segments(args)      # compiles here, on the caller's thread
             self.ready = True
@@ -219,6 +240,20 @@ class Plan:
         """Wait until the kernels a first run sent for have arrived (``Tiers.compile``);
         returns the plan."""
         return self.tiers.compile(args)
+
+    def _drive(self, args):
+        """A ready plan's segments run by its driver (``driver``), built on first use; a
+        plan with symbolic dims runs them one by one (its steps' params take the dims)."""
+        run = self._driver
+        if run is None:
+            if self.symbolic:
+                return self._run_segments(args)
+            run = self._driver = drive(self.program, self.segments, self.consts,
+                                       functools.partial(_as_arrays, shared=self._shared))
+        try:
+            return run(args)
+        except IndexError:      # a kernel's bare IndexError: the segments say which op
+            return self._run_segments(args)
 
     def _run_segments(self, args, run_kernel=None):
         """Each segment in turn; ``run_kernel(segment, args)`` runs the compiled ones

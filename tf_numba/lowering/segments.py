@@ -179,6 +179,46 @@ def cut_large_groups(groups):
     return out
 
 
+def cut_into_regions(groups):
+    """``groups`` (of ``split``) with each group cut into one kernel per step the
+    partitioner makes: a fused region or a library step, with the cheap steps before it
+    (views, a scalar's arithmetic, a dim's size: not worth a kernel call of their own).
+    Identical steps (an MLP's layers) then print identical sources and share one kernel,
+    and no kernel grows with the program."""
+    out = []
+    for group in groups:
+        if not isinstance(group, list):
+            out.append(group)
+            continue
+        kernels, current = [], []
+        for step in partition(Program((), (), group, ())):
+            current.extend(step.eqns if type(step) is FusedRegion else [step.eqn])
+            if not _cheap(step):
+                kernels.append(current)
+                current = []
+        if current and kernels:
+            kernels[-1].extend(current)     # trailing cheap steps join the last kernel
+        elif current:
+            kernels.append(current)
+        out.extend(kernels)
+    return out
+
+
+# library steps that make a view or read a shape: no loop of their own
+_CHEAP_LIBRARY_STEPS = frozenset(("reshape", "transpose", "slice", "rev", "dim_size"))
+
+
+def _cheap(step):
+    if type(step) is FusedRegion:
+        return not step.space           # arithmetic on scalars
+    return step.eqn.prim.name in _CHEAP_LIBRARY_STEPS
+
+
+def count_nests(group):
+    """The loop nests one kernel of ``group``'s equations would have."""
+    return sum(_nests(step) for step in partition(Program((), (), group, ())))
+
+
 def _nests(step):
     """How many loop nests a step generates: one per fused region, those of the programs
     a loop or a branch runs, and none for a library step's own call."""

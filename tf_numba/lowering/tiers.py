@@ -37,7 +37,7 @@ class Tiers:
         none to load, none compiled elsewhere, none unsent, none failed)?"""
         jobs = self.jobs
         return bool(jobs) and not (self.plan.ready or self.on_disk or self.elsewhere
-                                   or self.unsent or self.gave_up or all_done(jobs))
+                                   or self.unsent or self.gave_up or any_done(jobs))
 
     # Loading is worth it once the interpreted calls have taken this many times what the
     # load costs: expecting as many calls again as there have been, compiled at half the
@@ -69,8 +69,11 @@ class Tiers:
                 self.poll_elsewhere()
             if self.unsent:
                 self.send_unsent()
-            arrived = all_done(jobs) and not self.unsent
-            waiting = not (self.on_disk or arrived)
+            # (no jobs at all: the first call found every kernel in this process)
+            arrived = (not jobs or all_done(jobs)) and not self.unsent
+            # some of several kernels in: they run, the rest interpreted (run_mixed)
+            some = not arrived and len(self.plan.segments) > 1 and any_done(jobs)
+            waiting = not (self.on_disk or arrived or some)
             if not waiting:
                 # only then: a script that ends before its kernels arrive would hold the
                 # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
@@ -84,12 +87,13 @@ class Tiers:
                 arrived = all_done(jobs)
         if waiting:
             return self.interpret_timed(args, started)
-        if arrived:
-            with self.lock:
-                if self.jobs is jobs:
-                    self.install(jobs)
+        with self.lock:
+            if self.jobs is jobs and (arrived or some):
+                self.install([j for j in jobs if j[2].done.is_set()])
         if self.arrived():
             return self.run_checked(args)
+        if some and not self.gave_up:
+            return self.run_mixed(args, started)
         return self.interpret_timed(args, started)
 
     def interpret_timed(self, args, started):
@@ -135,6 +139,19 @@ class Tiers:
                 self.jobs = []
                 for seg, signature in missing:
                     self.send(seg, signature)
+        return outs
+
+    def run_mixed(self, args, started):
+        """A call while some kernels are in and others compiling: each segment whose
+        kernel has machine code for what it is handed runs it, the others run on the
+        interpreter, their values laid out as a kernel writes them (``as_written``) so
+        the kernels after them find the types they were compiled for."""
+        def run_kernel(seg, seg_args):
+            if seg.kernel.compiled_for(seg.signature(seg_args)):
+                return seg(seg_args)
+            return [as_written(out, seg_args) for out in seg.evaluate(seg_args)]
+        outs = self.plan._run_segments(args, run_kernel)
+        self.interpreted_seconds += time.perf_counter() - started
         return outs
 
     def find_kernels(self, args):
@@ -218,8 +235,8 @@ class Tiers:
         return wanted, self.plan._run_segments(args, typed)
 
     def install(self, jobs):
-        """Add the workers' compiled kernels; if any failed to compile or to load, say so
-        once and stay interpreted from now on."""
+        """Add the workers' compiled kernels of ``jobs`` (finished ones of ``self.jobs``);
+        if any failed to compile or to load, say so once and stay interpreted from now on."""
         failed = next((job for _, _, job in jobs if job.error is not None), None)
         if failed is not None:
             # every plan waiting for that job gives up; the user hears of it once
@@ -234,7 +251,8 @@ class Tiers:
                     return self.give_up(f"loading a compiled kernel failed: {err}")
             self.plan.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
             seg.first = False
-        self.jobs = []
+        installed = {id(j) for j in jobs}
+        self.jobs = [j for j in self.jobs if id(j) not in installed]
 
     def give_up(self, why, quiet=False):
         self.gave_up, self.jobs, self.unsent = True, [], []
@@ -279,6 +297,14 @@ def as_written(value, inputs):
             type(x) is np.ndarray and np.may_share_memory(value, x) for x in inputs):
         return value
     return np.ascontiguousarray(value)
+
+
+def any_done(jobs):
+    """Has any of ``jobs`` finished?"""
+    for _, _, job in jobs:
+        if job.done.is_set():
+            return True
+    return False
 
 
 def all_done(jobs):

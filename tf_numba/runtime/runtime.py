@@ -26,9 +26,10 @@ class RuntimeConfig:
     plan_cache_bytes: int = 64 << 20
     fastmath: bool = False
     tiered: bool = False
+    regions: object = None      # region kernels: True, False, or None (by program size)
 
     def compiler_options(self):
-        return (("fastmath", self.fastmath),)
+        return (("fastmath", self.fastmath), ("regions", self.regions))
 
 
 class PlanEntry:
@@ -169,8 +170,8 @@ class Runtime:
         key = (program.fingerprint(), program.source_key(), self.id, epoch, targets,
                config.compiler_options(), _projection_key(projection))
 
-        entry = self.plans.get_or_prepare(
-            key, lambda: PlanEntry(Plan(program, tiered=config.tiered), projection))
+        entry = self.plans.get_or_prepare(key, lambda: PlanEntry(
+            Plan(program, tiered=config.tiered, regions=config.regions), projection))
         return Prepared(entry, program, targets, self.id, epoch)
 
     def _check_run(self, engines, prepared):
@@ -246,12 +247,14 @@ _DEFAULTS = {}
 _DEFAULTS_LOCK = threading.Lock()
 
 
-def default_runtime(tiered=None):
-    """The runtime ``jit`` prepares through (tiered unless ``TF_NUMBA_TIERED=0``)."""
+def default_runtime(tiered=None, regions=None):
+    """The runtime ``jit`` prepares through (tiered unless ``TF_NUMBA_TIERED=0``; region
+    kernels as ``regions`` says, by program size if None)."""
     from ..lowering.plan import tiered_default
     tiered = tiered_default() if tiered is None else bool(tiered)
+    key = (tiered, regions)
     with _DEFAULTS_LOCK:
-        if tiered not in _DEFAULTS:
-            _DEFAULTS[tiered] = Runtime(tiered=tiered, plan_cache_entries=1024,
-                                        plan_cache_bytes=256 << 20)
-        return _DEFAULTS[tiered]
+        if key not in _DEFAULTS:
+            _DEFAULTS[key] = Runtime(tiered=tiered, regions=regions, plan_cache_entries=1024,
+                                     plan_cache_bytes=256 << 20)
+        return _DEFAULTS[key]

@@ -1,0 +1,106 @@
+"""Region kernels (issue 38): a large program runs as one kernel per fused region or
+library step, identical regions share one kernel, an edit recompiles only what it
+changed, and a plan runs some regions compiled and the rest interpreted while its
+kernels arrive, with the values of either alone."""
+import numpy as np
+import pytest
+
+import tf_numba as tf
+import tf_numba.numpy as tnp
+from tf_numba.lowering.segments import CompiledSegment
+
+
+def _mlp(layers, activations=None):
+    rng = np.random.default_rng(0)
+    params = [(rng.standard_normal((16, 16)) / 4, rng.standard_normal(16) / 4)
+              for _ in range(layers)]
+    x, y = rng.standard_normal((8, 16)), rng.standard_normal((8, 16))
+    acts = activations or [tnp.tanh] * layers
+
+    def loss(params, x, y):
+        h = x
+        for (w, b), act in zip(params, acts):
+            h = act(h @ w + b)
+        return tnp.mean((h - y) ** 2)
+    return loss, (params, x, y)
+
+
+def _reference(layers, params, x, y, acts):
+    """Loss and gradients by NumPy (backpropagation written out)."""
+    hs, h = [x], x
+    for (w, b), act in zip(params, acts):
+        h = act(h @ w + b)
+        hs.append(h)
+    loss = np.mean((h - y) ** 2)
+    g = 2 * (h - y) / h.size
+    grads = [None] * layers
+    for k in range(layers - 1, -1, -1):
+        w, _ = params[k]
+        out = hs[k + 1]
+        dz = g * (1 - out ** 2) if acts[k] is np.tanh else g * (out > 0)
+        grads[k] = (hs[k].T @ dz, dz.sum(0))
+        g = dz @ w.T
+    return loss, grads
+
+
+def _plan(fn, args, regions=True):
+    return tf.jit(tf.value_and_grad(fn), regions=regions).lower(*args).plan
+
+
+def _kernel_keys(plan):
+    return [seg.kernel.key for seg in plan.segments if type(seg) is CompiledSegment]
+
+
+def test_the_layers_of_a_deep_mlp_share_their_kernels():
+    few = _kernel_keys(_plan(*_mlp(4)))
+    many = _kernel_keys(_plan(*_mlp(32)))
+    assert len(many) > 7 * len(few) / 2         # one kernel call per region, per layer
+    assert set(many) == set(few)                # ... of the same few kernels
+
+
+def test_an_edited_layer_recompiles_only_its_regions():
+    acts = [tnp.tanh] * 16
+    before = set(_kernel_keys(_plan(*_mlp(16, acts))))
+    acts[7] = tf.nn.relu
+    after = set(_kernel_keys(_plan(*_mlp(16, acts))))
+    new = after - before
+    assert new and len(new) <= 2       # the relu layer's forward and backward regions
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_region_kernels_agree_with_numpy(layers):
+    fn, (params, x, y) = _mlp(layers)
+    f = tf.jit(tf.value_and_grad(fn), regions=True, tiered=False)
+    loss, grads = f(params, x, y)
+    want_loss, want_grads = _reference(layers, params, x, y, [np.tanh] * layers)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-12)
+    for (gw, gb), (ww, wb) in zip(grads, want_grads):
+        np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(gb, wb, rtol=1e-10, atol=1e-13)
+
+
+def test_some_regions_compiled_the_rest_interpreted():
+    """While some kernels are in, a call runs those and interprets the others
+    (``Tiers.run_mixed``): its values are those of the interpreter and of the kernels."""
+    layers = 3
+    fn, (params, x, y) = _mlp(layers)
+    f = tf.jit(tf.value_and_grad(fn), regions=True, tiered=True)
+    plan = f.lower(params, x, y).plan
+    args = tf.tree_util.tree_leaves((params, x, y))
+    interpreted = plan.interpret(list(args))
+    compiled = [seg for seg in plan.segments if type(seg) is CompiledSegment]
+    assert len(compiled) > 4
+    half = set(map(id, compiled[::2]))
+
+    def compile_half(seg, seg_args):        # in this process, for every other kernel
+        if id(seg) in half:
+            return seg(list(seg_args))
+        return seg.evaluate(seg_args)
+    plan._run_segments(list(args), compile_half)
+    mixed = plan.tiers.run_mixed(list(args), 0.0)
+    assert not plan.ready
+    want_loss, want_grads = _reference(layers, params, x, y, [np.tanh] * layers)
+    want = [want_loss] + [g for pair in want_grads for g in pair]
+    for got_mixed, got_interpreted, expected in zip(mixed, interpreted, want):
+        np.testing.assert_allclose(got_mixed, expected, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(got_interpreted, expected, rtol=1e-10, atol=1e-13)

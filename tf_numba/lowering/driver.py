@@ -1,0 +1,63 @@
+"""A ready plan of several segments as one Python function: its calls written out.
+
+``Plan._run_segments`` runs any plan (it types kernels, checks them, runs them mixed with
+the interpreter), looking each value up in a dict and each segment's conversions up on
+the segment. Once every kernel is in, a plan of many segments (region kernels: one per
+fused region or library step) runs the same calls from a function whose source is the
+plan's segments printed in order: values are local variables, each plain kernel is called
+directly with them, and only a segment that converts its arguments (rank-0 inputs,
+consts, a workspace) is called through its ``CompiledSegment``. The per-segment cost is
+then numba's dispatch of the call and little else.
+"""
+import functools
+
+from ..core.ir import Literal
+from .segments import InterpretedStep
+
+
+def drive(program, segments, consts, finish):
+    """``run(args) -> outputs``: the segments' calls on ``args`` in order, the outputs
+    handed to ``finish`` (``plan._as_arrays`` with the plan's shared outputs)."""
+    names, namespace, lines = {}, {"finish": finish}, []
+
+    def local(v):
+        if v not in names:
+            names[v] = f"v{len(names)}"
+        return names[v]
+
+    def read(v):
+        if type(v) is Literal or v in consts:
+            key = f"c{len(namespace)}"
+            namespace[key] = v.value if type(v) is Literal else consts[v]
+            return key
+        return names[v]
+
+    params = [local(v) for v in program.invars]
+    for k, seg in enumerate(segments):
+        if type(seg) is InterpretedStep:
+            eqn = seg.eqn
+            namespace[f"step{k}"] = functools.partial(eqn.prim.impl, **eqn.params)
+            call = f"step{k}({', '.join(read(v) for v in eqn.invars)})"
+            outs = [local(v) for v in eqn.outvars]
+            many = eqn.prim.multiple_results
+        else:
+            sub = seg.program
+            args = ", ".join(read(v) for v in sub.invars)
+            if seg.plain:
+                namespace[f"kernel{k}"] = seg.kernel.dispatcher
+                call = f"kernel{k}({args})"
+                many = not seg.bare
+            else:
+                namespace[f"segment{k}"] = seg
+                call = f"segment{k}([{args}])"
+                many = True
+            outs = [local(v) for v in sub.outvars]
+        target = ", ".join(outs) + ("," if many and len(outs) == 1 else "")
+        lines.append(f"    {target} = {call}" if outs else f"    {call}")
+    outputs = ", ".join(read(v) for v in program.outvars)
+    source = "\n".join([f"def run({', '.join(params)}):", *lines,
+                        f"    return finish([{outputs}])"])
+    exec(compile(source, "<tf_numba driver>", "exec"), namespace)
+    run = namespace["run"]
+    run.source = source
+    return lambda args: run(*args)
