@@ -104,13 +104,14 @@ class Generated:
     threaded_calls = property(lambda self: self.schedule.threaded_calls)
 
 
-def generate(program, name="kernel", parallel=False, products_on_numpy=True):
+def generate(program, name="kernel", parallel=False, products_on_numpy=True, given=()):
     """The ``Generated`` kernel of ``program``: its schedule (``schedule``) for a plan's
     parallel variant or not (``parallel``: large regions may become ``numba.prange``
     loops over chunks; how many threads run them is the caller's engine's choice), with
-    products on NumPy's BLAS or numba's (``products_on_numpy``), and its source."""
+    products on NumPy's BLAS or numba's (``products_on_numpy``), outputs the caller may
+    pass arrays for (``given``), and its source."""
     in_names = [f"in{i}" for i in range(len(program.invars))]
-    sched = schedule(program, Target(parallel, products_on_numpy), in_names)
+    sched = schedule(program, Target(parallel, products_on_numpy), in_names, given)
     return Generated(render(sched, name, in_names), sched)
 
 
@@ -123,12 +124,18 @@ def render(sched, name="kernel", in_names=None):
         em.names[v] = n
     for i, (v, _) in enumerate(program.consts):
         em.names[v] = f"c{i}"
+    given = [f"out{k}" for k in range(len(sched.given))]
+    em.destinations.update(zip(sched.given, given))
     emit_program(em, sched)
-    outs = ", ".join(em.name(v) for v in program.outvars)
+    if any(v in em.destinations for v in sched.given):
+        raise AssertionError("an output the schedule gave an array was not written there")
+    returned = [em.name(v) for v in program.outvars if v not in sched.given]
     # one output is returned bare: boxing a 1-tuple costs numba a noticeable part of a
     # small kernel's call
-    em.emit(f"return {outs}" if len(program.outvars) == 1 else f"return ({outs})")
-    params = in_names + [f"c{i}" for i in range(len(program.consts))]
+    if returned:
+        em.emit(f"return {returned[0]}" if len(returned) == 1
+                else f"return ({', '.join(returned)})")
+    params = in_names + [f"c{i}" for i in range(len(program.consts))] + given
     header = [f"def {name}({', '.join(params + ['ws'] * sched.uses_workspace)}):"]
     if sched.uses_workspace:
         header.append("    ws[1][0] = 0; ws[1][1] = 0")

@@ -6,10 +6,14 @@ the segment. Once every kernel is in, a plan of many segments (region kernels: o
 fused region or library step) runs the same calls from a function whose source is the
 plan's segments printed in order: values are local variables, each plain kernel is called
 directly with them, and only a segment that converts its arguments (rank-0 inputs,
-consts, a workspace) is called through its ``CompiledSegment``. The per-segment cost is
-then numba's dispatch of the call and little else.
+consts, a workspace) is called through its ``CompiledSegment``. The values no output
+reaches are written into arrays the driver keeps between calls (a kernel's ``given``
+outputs), so a kernel neither allocates nor boxes them. The per-segment cost is then
+numba's dispatch of the call and little else.
 """
 import functools
+
+import numpy as np
 
 from ..core.ir import Literal
 from .segments import InterpretedStep
@@ -33,6 +37,7 @@ def drive(program, segments, consts, finish):
         return names[v]
 
     params = [local(v) for v in program.invars]
+    kept = []       # the segments' given arrays, one set per call in flight
     for k, seg in enumerate(segments):
         if type(seg) is InterpretedStep:
             eqn = seg.eqn
@@ -43,21 +48,45 @@ def drive(program, segments, consts, finish):
         else:
             sub = seg.program
             args = ", ".join(read(v) for v in sub.invars)
-            if seg.plain:
+            outs = [local(v) for v in sub.outvars]
+            given = [f"kept[{len(kept) + j}]" for j in range(len(seg.given))]
+            kept.extend(seg.given)
+            if seg.given and seg.workspaces is None and not (seg.scalar_in or seg.const_values
+                                                             or seg.scalar_out):
+                # the kernel writes those outputs into the kept arrays, returns the rest
+                for v, array in zip(seg.given, given):
+                    lines.append(f"    {names[v]} = {array}")
+                namespace[f"kernel{k}"] = seg.kernel.dispatcher
+                every = [read(v) for v in sub.invars] + [names[v] for v in seg.given]
+                call = f"kernel{k}({', '.join(every)})"
+                outs = [names[v] for v in sub.outvars if v not in seg.given]
+                many = len(outs) > 1
+            elif seg.plain:
                 namespace[f"kernel{k}"] = seg.kernel.dispatcher
                 call = f"kernel{k}({args})"
                 many = not seg.bare
             else:
                 namespace[f"segment{k}"] = seg
-                call = f"segment{k}([{args}])"
+                call = f"segment{k}([{args}]{', [' + ', '.join(given) + ']' if given else ''})"
                 many = True
-            outs = [local(v) for v in sub.outvars]
         target = ", ".join(outs) + ("," if many and len(outs) == 1 else "")
         lines.append(f"    {target} = {call}" if outs else f"    {call}")
     outputs = ", ".join(read(v) for v in program.outvars)
-    source = "\n".join([f"def run({', '.join(params)}):", *lines,
-                        f"    return finish([{outputs}])"])
+    if kept:
+        # one set of arrays per call in flight: a call takes a set from the pool (list
+        # pop and append are atomic), and puts it back when its outputs are made
+        namespace["pool"], namespace["new_set"] = [], functools.partial(_new_set, kept)
+        lines = ["    kept = pool.pop() if pool else new_set()", *lines,
+                 f"    outputs = finish([{outputs}])", "    pool.append(kept)",
+                 "    return outputs"]
+    else:
+        lines.append(f"    return finish([{outputs}])")
+    source = "\n".join([f"def run({', '.join(params)}):", *lines])
     exec(compile(source, "<tf_numba driver>", "exec"), namespace)
     run = namespace["run"]
     run.source = source
     return lambda args: run(*args)
+
+
+def _new_set(values):
+    return [np.empty(v.aval.shape, v.aval.dtype) for v in values]

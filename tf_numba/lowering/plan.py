@@ -31,12 +31,14 @@ from . import library  # noqa: F401  (registers the lowering rules)
 from . import control  # noqa: F401  (and those of the loops and branches)
 from . import blas_threads
 from .products import products_on_numpy
+from .schedule import private_values
 from .kernel_cache import KERNELS
 from ..kernel_vocab.rules import lowerable
 from .tiers import Tiers
 from .driver import drive
-from .segments import (CompiledSegment, InterpretedStep, count_nests, cut_into_regions,
-                       cut_large_groups, segment_program, split, uses_after)
+from .segments import (MAX_KERNEL_NESTS, CompiledSegment, InterpretedStep, count_nests,
+                       cut_into_regions, cut_large_groups, segment_program, split,
+                       uses_after)
 from .widths import blas_libraries, lapack_libraries, run_with_blas, run_with_width
 
 __all__ = ["Plan", "lowerable", "tiered_default"]
@@ -48,18 +50,15 @@ def tiered_default():
 
 
 def regions_default(groups):
-    """Region kernels (``segments.cut_into_regions``) for a program of more than
-    ``REGIONS_FROM_NESTS`` loop nests, or as ``TF_NUMBA_REGIONS`` says ("1": always,
-    "0": never)."""
+    """Region kernels (``segments.cut_into_regions``) for a program one kernel cannot
+    hold (more than ``MAX_KERNEL_NESTS`` loop nests: its compile would grow faster than
+    the program), or as ``TF_NUMBA_REGIONS`` says ("1": always, "0": never). Below that,
+    one kernel's step is faster (no call per region, regions fused into row blocks) and
+    its compile not much slower: ``perf/COMPILE_SCALING.md``."""
     chosen = os.environ.get("TF_NUMBA_REGIONS", "").lower()
     if chosen in ("0", "1", "true", "false", "on", "off", "yes", "no"):
         return chosen in ("1", "true", "on", "yes")
-    return sum(count_nests(g) for g in groups if isinstance(g, list)) > REGIONS_FROM_NESTS
-
-
-# one kernel per run of steps until a program has this many loop nests: see
-# perf/COMPILE_SCALING.md for where region kernels start to pay
-REGIONS_FROM_NESTS = 8
+    return sum(count_nests(g) for g in groups if isinstance(g, list)) > MAX_KERNEL_NESTS
 
 
 class Plan:
@@ -94,13 +93,17 @@ class Plan:
         consts = dict(program.consts)
         self.consts = consts
         self._shared = _shared_outputs(self.program.outvars, consts)    # (_as_arrays)
+        # region kernels write the values no output reaches into arrays the plan keeps
+        # between calls (its driver's), rather than allocate and return them
+        kept = private_values(program) if regions and not is_symbolic(program) else set()
         for g, group in enumerate(groups):
             if not isinstance(group, list):
                 self.segments.append(InterpretedStep(group))
                 continue
+            sub = segment_program(program, groups, g, after, consts)
             self.segments.append(CompiledSegment(
-                segment_program(program, groups, g, after, consts), kernel_cache, parallel,
-                products_on_numpy=products_on_numpy(lapack)))
+                sub, kernel_cache, parallel, products_on_numpy=products_on_numpy(lapack),
+                given=[v for v in sub.outvars if v in kept]))
         kernels = [seg for seg in self.segments if type(seg) is CompiledSegment]
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (widths)

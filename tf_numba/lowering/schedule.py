@@ -24,12 +24,12 @@ The records:
   iterations (``carries``).
 - ``Schedule``: the steps of one program (the kernel's, or a body's) in the context
   they run in, and where its arrays and elements live: the values whose arrays come from
-  the kernel's ``workspace``; in a loop body, the values whose arrays are allocated once
-  before the loop (``hoisted``), the body's inputs read into scalars at the top of each
-  iteration (``loaded``, its loop's choice) and the values whose elements are held in
-  scalars (``scalars``: those, the outputs of unrolled regions, and what slices,
-  reshapes, reversals, pads and concatenations make of them), which later steps read
-  instead of the arrays.
+  the kernel's ``workspace`` or from arrays its caller passes (``given``); in a loop
+  body, the values whose arrays are allocated once before the loop (``hoisted``), the
+  body's inputs read into scalars at the top of each iteration (``loaded``, its loop's
+  choice) and the values whose elements are held in scalars (``scalars``: those, the
+  outputs of unrolled regions, and what slices, reshapes, reversals, pads and
+  concatenations make of them), which later steps read instead of the arrays.
 """
 import collections
 import math
@@ -171,12 +171,14 @@ class Schedule:
     top-level values whose arrays come from the kernel's ``workspace``; in a loop body,
     the values ``hoisted`` (allocated once before the loop), ``loaded`` (inputs read
     into scalars each iteration) and held in ``scalars``."""
-    __slots__ = ("program", "steps", "context", "workspace", "hoisted", "loaded", "scalars")
+    __slots__ = ("program", "steps", "context", "workspace", "hoisted", "loaded", "scalars",
+                 "given")
 
-    def __init__(self, program, steps, context, loaded=frozenset()):
+    def __init__(self, program, steps, context, loaded=(), given=()):
         self.program, self.steps, self.context = program, steps, context
         self.workspace = self.hoisted = self.scalars = frozenset()
         self.loaded = tuple(loaded)
+        self.given = tuple(given)
 
     def schedules(self):
         """This schedule and its bodies', depth first."""
@@ -246,6 +248,7 @@ class Schedule:
                     lines.append(indent + f"  body {k}:")
                     lines.append(body.as_text(indent + "    "))
         for title, values in (("workspace", self.workspace),
+                              ("written into given arrays", self.given),
                               ("allocated before the loop", self.hoisted),
                               ("elements in scalars", self.scalars)):
             if values:
@@ -259,22 +262,24 @@ def _shape_text(shape):
 
 # ------------------------------------------------------------------------------ passes
 
-def schedule(program, target=None, in_names=None):
-    """The kernel schedule of ``program`` (its inputs named ``in_names`` in the source)."""
+def schedule(program, target=None, in_names=None, given=()):
+    """The kernel schedule of ``program`` (its inputs named ``in_names`` in the source;
+    ``given``: outputs the caller may pass arrays for, ``Schedule.given``)."""
     target = target or Target()
     in_names = in_names or [f"in{i}" for i in range(len(program.invars))]
     dims = DimEnv(program.in_avals, in_names)
-    return schedule_body(program, Context(target, top=True, in_loop=False, dims=dims))
+    return schedule_body(program, Context(target, top=True, in_loop=False, dims=dims),
+                         given=given)
 
 
-def schedule_body(program, context, loaded=frozenset()):
+def schedule_body(program, context, loaded=(), given=()):
     """The schedule of ``program``'s steps in ``context`` (a kernel's, or a body's whose
     inputs ``loaded`` its loop reads into scalars)."""
     steps = partition(program)
     if context.top:
         steps = group_rows(steps)
     records = [_record(step, context) for step in steps]
-    result = Schedule(program, records, context, loaded)
+    result = Schedule(program, records, context, loaded, given)
     for _, apply in PASSES:
         apply(result)
     return result
@@ -514,7 +519,22 @@ def _place_in_workspace(sched):
     whose rule allocates them."""
     if not sched.context.top or sched.context.in_loop:
         return
-    private = private_values(sched.program)
+    sched.workspace = frozenset(private_values(sched.program) & _allocated_arrays(sched))
+    # a call that is the only reader of an array the kernel allocated for itself may
+    # write its result into that array (a scatter into its operand's last use). Not any
+    # private value: a reshape's is a view of an array that others may still read.
+    readers = collections.Counter(v for e in sched.program.eqns for v in e.invars
+                                  if type(v) is Var)
+    for record in sched.steps:
+        if type(record) is Call and lowering_of(record.eqn).reuses_operand:
+            v = record.eqn.invars[0]
+            record.overwrites = v in sched.workspace and readers[v] == 1
+
+
+def _allocated_arrays(sched):
+    """The top-level arrays the kernel's own steps allocate (``Emitter.allocate``): the
+    materialized values of nests, the accumulators of reductions over trailing axes, and
+    the outputs of calls whose rule allocates them."""
     allocated = set()
     for record in sched.steps:
         for r in (record.members + record.tail if type(record) is RowBlock else [record]):
@@ -533,16 +553,21 @@ def _place_in_workspace(sched):
                         allocated.add(v)
                 elif v in region.materialize:
                     allocated.add(v)
-    sched.workspace = frozenset(private & allocated)
-    # a call that is the only reader of an array the kernel allocated for itself may
-    # write its result into that array (a scatter into its operand's last use). Not any
-    # private value: a reshape's is a view of an array that others may still read.
-    readers = collections.Counter(v for e in sched.program.eqns for v in e.invars
-                                  if type(v) is Var)
-    for record in sched.steps:
-        if type(record) is Call and lowering_of(record.eqn).reuses_operand:
-            v = record.eqn.invars[0]
-            record.overwrites = v in sched.workspace and readers[v] == 1
+    return allocated
+
+
+def _write_outputs_into_given_arrays(sched):
+    """Of the outputs the caller offers arrays for (``given``: values its plan keeps
+    between calls, which no output of the plan reaches), those a step of the kernel
+    allocates are written into the arrays, passed as parameters, instead of allocated
+    and returned: a returned array costs numba an allocation and a box, about as much as
+    a small region's work."""
+    if not sched.given:
+        return
+    outs = [v for v in sched.program.outvars if type(v) is Var]
+    allocated = _allocated_arrays(sched)
+    sched.given = tuple(v for v in dict.fromkeys(outs)
+                        if v in sched.given and v in allocated and outs.count(v) == 1)
 
 
 def private_values(program):
@@ -568,6 +593,7 @@ PASSES = (
     ("chunk large regions and row blocks", _chunk_large_regions),
     ("split carried reductions", _split_carried_reductions),
     ("place private arrays in the workspace", _place_in_workspace),
+    ("write outputs into given arrays", _write_outputs_into_given_arrays),
     ("allocate loop bodies' arrays once", _allocate_body_arrays_once),
     ("hold tiny values' elements in scalars", _hold_elements_in_scalars),
 )

@@ -24,9 +24,11 @@ class InterpretedStep:
 class CompiledSegment:
     """One kernel: converts rank-0 inputs to scalars and rank-0 outputs to 0-d arrays."""
 
-    def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True):
+    def __init__(self, program, kernel_cache, parallel=False, products_on_numpy=True,
+                 given=()):
         self.program = program
-        generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy)
+        generated = generate(program, parallel=parallel, products_on_numpy=products_on_numpy,
+                             given=given)
         self.source, self.schedule = generated.source, generated.schedule
         sched = generated.schedule
         self.parallel = sched.threaded or sched.threaded_calls     # runs wide
@@ -38,26 +40,37 @@ class CompiledSegment:
                           if not v.aval.shape]
         self.scalar_out = [(i, v.aval.dtype) for i, v in enumerate(program.outvars)
                            if not v.aval.shape]
-        self.bare = len(program.outvars) == 1      # the kernel returns its one output bare
+        # outputs written into arrays the caller passes (the plan keeps them between
+        # calls: ``given``), and the positions of those the kernel returns
+        self.given = sched.given
+        self.returned = [i for i, v in enumerate(program.outvars) if v not in self.given]
+        self.given_at = [program.outvars.index(v) for v in self.given]
+        # the kernel returns its one output bare, and nothing when it returns none
+        self.bare = len(self.returned) == 1
         # the kernel takes its private intermediates from a workspace (its last parameter)
         self.workspaces = Workspaces() if sched.uses_workspace else None
         # nothing to convert on the way in or out: call the kernel directly
         self.plain = not (self.scalar_in or self.const_values or self.scalar_out
-                          or self.workspaces is not None)
+                          or self.workspaces is not None or self.given)
         self.first = True
 
-    def __call__(self, args):
-        """Outputs for ``args`` (a list this call may modify)."""
+    def __call__(self, args, given=None):
+        """Outputs for ``args`` (a list this call may modify), the ``given`` outputs
+        written into those arrays (``new_given()``; default: new ones)."""
         try:
             if self.first:
-                return self._convert(self._prepare_args(args), first=True)
+                return self._convert(self._prepare_args(args), given, first=True)
             if self.plain:
                 out = self.kernel.dispatcher(*args)
                 return (out,) if self.bare else out
-            return self._convert(self._prepare_args(args))
+            return self._convert(self._prepare_args(args), given)
         except IndexError:
             self.explain(args)
             raise
+
+    def new_given(self):
+        """Arrays for the outputs the kernel writes into arrays it is given."""
+        return [np.empty(v.aval.shape, v.aval.dtype) for v in self.given]
 
     def explain(self, args):
         """Raise the interpreter's error for ``args`` (it names the op, the index, the size
@@ -77,7 +90,7 @@ class CompiledSegment:
 
     def signature(self, args):
         """The numba argument types of a call with ``args`` (the segment's inputs)."""
-        args = self._prepare_args(list(args))
+        args = self._prepare_args(list(args)) + self.new_given()
         if self.workspaces is not None:
             args.append(new_workspace(0))
         return tuple(numba_type(a) for a in args)
@@ -89,8 +102,11 @@ class CompiledSegment:
             program = specialize(program, bind_dims(program, args))
         return eval_program(program, list(args))
 
-    def _convert(self, args, first=False):
+    def _convert(self, args, given=None, first=False):
         workspaces = self.workspaces
+        if self.given:
+            given = self.new_given() if given is None else given
+            args = list(args) + given
         if workspaces is not None:
             ws = workspaces.acquire()
             args = list(args) + [ws]
@@ -103,6 +119,12 @@ class CompiledSegment:
             workspaces.release(ws)
         if self.bare:
             outs = (outs,)
+        if self.given:
+            returned, outs = outs or (), [None] * len(self.program.outvars)
+            for i, out in zip(self.returned, returned):
+                outs[i] = out
+            for i, out in zip(self.given_at, given):
+                outs[i] = out
         if self.scalar_out:
             outs = list(outs)
             # a kernel returns a rank-0 value as a Python scalar; jit returns arrays, 0-d
