@@ -34,28 +34,11 @@ import region_compile as rc  # noqa: E402
 DEFAULT_WORKLOADS = "mlp1,mlp2,mlp4,mlp8,mlp16,mlp32,mlp64,vae,gamma"
 
 TF_CHILD = r'''
-import json, logging, re, sys, time
+import json, sys, time
 perf, name, rounds, regions = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 sys.path.insert(0, perf)
 import _bench
-''' + rc._WORKLOADS + rc._TF_LIB + r'''
-compiles = []
-
-
-class _Compiles(logging.Handler):
-    """(key, seconds) of every kernel a compile worker built for this process."""
-    PATTERN = re.compile(r"kernel (\S+) compiled in ([\d.]+) s")
-
-    def emit(self, record):
-        found = self.PATTERN.match(record.getMessage())
-        if found:
-            compiles.append((found[1], float(found[2])))
-
-
-logger = logging.getLogger("tf_numba")
-logger.addHandler(_Compiles())
-logger.setLevel(logging.DEBUG)
-logger.propagate = False
+''' + rc._WORKLOADS + rc._TF_LIB + rc.COMPILE_LOG + r'''
 tf_lib.jit = lambda f: tf.jit(f, regions=regions)
 fn, args = workload(tf_lib, name)
 wall = time.perf_counter()
@@ -73,7 +56,7 @@ jfn, jargs = workload(jax_lib, name)
 jax.block_until_ready(jfn(*jargs))
 tools = {"tf": lambda: fn(*args), "jax": lambda: jax.block_until_ready(jfn(*jargs))}
 stats = _bench.measure(tools, rounds, batch_seconds=0.05)
-seconds = [s for _, s in compiles]
+seconds = [s for kind, _, s in compiles if kind == "kernel"]
 print(json.dumps(dict(first=first, compiled=compiled, kernels=len(seconds), calls=calls,
                       compile=sum(seconds), largest=max(seconds, default=0.0),
                       step=stats["tf"]["median"], jax_sync_step=stats["jax"]["median"],

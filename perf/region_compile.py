@@ -142,8 +142,9 @@ compiles = []
 
 
 class _Compiles(logging.Handler):
-    """Collect (kind, key, seconds) of every numba compile tf_numba logs."""
-    PATTERN = re.compile(r"(kernel|helper) (\S+) compiled in ([\d.]+) s in this process")
+    """Collect (kind, key, seconds) of every numba compile tf_numba logs, in this process
+    or by a compile worker."""
+    PATTERN = re.compile(r"(kernel|helper) (\S+) compiled in ([\d.]+) s")
 
     def emit(self, record):
         found = self.PATTERN.match(record.getMessage())

@@ -13,8 +13,6 @@ numba's dispatch of the call and little else.
 """
 import functools
 
-import numpy as np
-
 from ..core.ir import Literal
 from .segments import InterpretedStep
 
@@ -37,7 +35,7 @@ def drive(program, segments, consts, finish):
         return names[v]
 
     params = [local(v) for v in program.invars]
-    kept = []       # the segments' given arrays, one set per call in flight
+    kept, holders = [], []     # the given values, and the segments that write them
     for k, seg in enumerate(segments):
         if type(seg) is InterpretedStep:
             eqn = seg.eqn
@@ -47,27 +45,24 @@ def drive(program, segments, consts, finish):
             many = eqn.prim.multiple_results
         else:
             sub = seg.program
-            args = ", ".join(read(v) for v in sub.invars)
+            args = [read(v) for v in sub.invars]
             outs = [local(v) for v in sub.outvars]
             given = [f"kept[{len(kept) + j}]" for j in range(len(seg.given))]
             kept.extend(seg.given)
-            if seg.given and seg.workspaces is None and not (seg.scalar_in or seg.const_values
-                                                             or seg.scalar_out):
-                # the kernel writes those outputs into the kept arrays, returns the rest
+            if seg.given:
+                holders.append(seg)
+            if seg.direct:
+                # the kernel writes its given outputs into the kept arrays, returns the rest
                 for v, array in zip(seg.given, given):
                     lines.append(f"    {names[v]} = {array}")
                 namespace[f"kernel{k}"] = seg.kernel.dispatcher
-                every = [read(v) for v in sub.invars] + [names[v] for v in seg.given]
-                call = f"kernel{k}({', '.join(every)})"
+                call = f"kernel{k}({', '.join(args + [names[v] for v in seg.given])})"
                 outs = [names[v] for v in sub.outvars if v not in seg.given]
                 many = len(outs) > 1
-            elif seg.plain:
-                namespace[f"kernel{k}"] = seg.kernel.dispatcher
-                call = f"kernel{k}({args})"
-                many = not seg.bare
             else:
                 namespace[f"segment{k}"] = seg
-                call = f"segment{k}([{args}]{', [' + ', '.join(given) + ']' if given else ''})"
+                arrays = f", [{', '.join(given)}]" if given else ""
+                call = f"segment{k}([{', '.join(args)}]{arrays})"
                 many = True
         target = ", ".join(outs) + ("," if many and len(outs) == 1 else "")
         lines.append(f"    {target} = {call}" if outs else f"    {call}")
@@ -75,7 +70,7 @@ def drive(program, segments, consts, finish):
     if kept:
         # one set of arrays per call in flight: a call takes a set from the pool (list
         # pop and append are atomic), and puts it back when its outputs are made
-        namespace["pool"], namespace["new_set"] = [], functools.partial(_new_set, kept)
+        namespace["pool"], namespace["new_set"] = [], functools.partial(_new_set, holders)
         lines = ["    kept = pool.pop() if pool else new_set()", *lines,
                  f"    outputs = finish([{outputs}])", "    pool.append(kept)",
                  "    return outputs"]
@@ -88,5 +83,6 @@ def drive(program, segments, consts, finish):
     return lambda args: run(*args)
 
 
-def _new_set(values):
-    return [np.empty(v.aval.shape, v.aval.dtype) for v in values]
+def _new_set(segments):
+    """One set of the arrays the segments are given, in the driver's order."""
+    return [array for seg in segments for array in seg.new_given()]

@@ -49,9 +49,11 @@ class CompiledSegment:
         self.bare = len(self.returned) == 1
         # the kernel takes its private intermediates from a workspace (its last parameter)
         self.workspaces = Workspaces() if sched.uses_workspace else None
-        # nothing to convert on the way in or out: call the kernel directly
-        self.plain = not (self.scalar_in or self.const_values or self.scalar_out
-                          or self.workspaces is not None or self.given)
+        # nothing to convert on the way in or out: the kernel's own call takes the inputs
+        # (then the given arrays, if any), and ``plain`` ones return every output
+        self.direct = not (self.scalar_in or self.const_values or self.scalar_out
+                           or self.workspaces is not None)
+        self.plain = self.direct and not self.given
         self.first = True
 
     def __call__(self, args, given=None):
