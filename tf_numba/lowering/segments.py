@@ -9,6 +9,7 @@ from ..core.interpreter import eval_program
 from ..core.ir import Program, Var
 from ..core.symbolic import bind_dims, is_symbolic, specialize
 from ..errors import TfNumbaError
+from ..ops import layout
 from . import library  # noqa: F401  (registers the library steps' lowerings)
 from .codegen import generate
 from .partition import FusedRegion, partition
@@ -229,13 +230,14 @@ def cut_into_regions(groups):
 
 
 # library steps that make a view or read a shape: no loop of their own
-_CHEAP_LIBRARY_STEPS = frozenset(("reshape", "transpose", "slice", "rev", "dim_size"))
+_CHEAP_LIBRARY_STEPS = frozenset((layout.reshape_p, layout.transpose_p, layout.slice_p,
+                                  layout.rev_p, layout.dim_size_p))
 
 
 def _cheap(step):
     if type(step) is FusedRegion:
         return not step.space           # arithmetic on scalars
-    return step.eqn.prim.name in _CHEAP_LIBRARY_STEPS
+    return step.eqn.prim in _CHEAP_LIBRARY_STEPS
 
 
 def count_nests(group):
