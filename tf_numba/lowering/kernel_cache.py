@@ -245,9 +245,14 @@ class Kernel:
 
     def load_from_disk(self, signature):
         """Add numba's disk-cache entry for ``signature`` to the dispatcher; False when
-        there is none (or it cannot be read: then it is dropped). Never compiles."""
+        there is none (or it cannot be read: then it is dropped). Never compiles. A
+        signature the dispatcher has already is not added again: numba's dispatch finds
+        two equal overloads ambiguous and resolves every call in Python (~45 us), which
+        region kernels, one kernel shared by many segments, would meet on every call."""
         if self.path is None:
             return False
+        if self.compiled_for(signature):
+            return True
         dispatcher = self.dispatcher
         try:
             with numba.core.compiler_lock.global_compiler_lock:
