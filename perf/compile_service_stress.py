@@ -17,6 +17,8 @@ operating system):
   after, nothing printed;
 - ``user SIGKILL``: the script itself is killed mid-compile (no exit handler runs): no
   worker left 2 s after;
+- ``user SIGKILL worker stopped``: the worker is stopped as it starts, then the script is
+  killed: the stopped worker must not outlive it (no worker left 2 s after);
 - ``two processes``: two scripts on one cache directory at once need the same kernels:
   both right.
 
@@ -91,6 +93,7 @@ class Run:
             time.sleep(0.05)
         left = workers_of(self.proc.pid)
         if left:
+            self.kill()         # (not to pile up over the runs)
             raise Failed(f"workers {left} outlived the script by 2 s")
 
 
@@ -186,6 +189,16 @@ def case_user_sigkill(cache, deadline):
     return "1", ""
 
 
+def case_stopped_worker_user_sigkill(cache, deadline):
+    run = Run(WAITS, cache, deadline)
+    (pid,) = map(int, run.line().split())
+    os.kill(pid, signal.SIGSTOP)
+    os.kill(run.proc.pid, signal.SIGKILL)
+    run.finish()
+    run.no_worker_left()
+    return "1", ""
+
+
 def case_two_processes(cache, deadline):
     runs = [Run(TWO, cache, deadline) for _ in range(2)]
     jobs = []
@@ -208,6 +221,7 @@ CASES = {
     "Ctrl-C": case_ctrl_c,
     "exit mid-compile": case_exit,
     "user SIGKILL": case_user_sigkill,
+    "user SIGKILL worker stopped": case_stopped_worker_user_sigkill,
     "two processes": case_two_processes,
 }
 

@@ -694,17 +694,25 @@ def test_ctrl_c_mid_compile_interrupts_at_once_and_leaves_no_worker(tmp_path):
     assert not workers_of(run.pid)
 
 
-def test_a_process_killed_mid_compile_takes_its_workers_with_it(tmp_path):
-    """SIGKILL runs no exit handler: the workers die with the thread that started them."""
+@pytest.mark.parametrize("stopped", [False, True], ids=["running", "stopped"])
+def test_a_process_killed_mid_compile_takes_its_workers_with_it(tmp_path, stopped):
+    """SIGKILL runs no exit handler: the workers die with the thread that started them,
+    even a worker stopped (SIGSTOP) before it has run its own code: the death signal is
+    armed before the worker starts, and SIGKILL reaches a stopped process (armed by the
+    worker itself, ~1 s into its imports, a stopped worker outlived its parent for good)."""
     run = _start_script(script(WAITS), tmp_path)
     try:
         (pid,) = map(int, _read_line(run).split())
+        if stopped:
+            os.kill(pid, signal.SIGSTOP)      # (still importing)
         os.kill(run.pid, signal.SIGKILL)
         run.wait(30)
         assert _wait_for(lambda: not workers_of(run.pid), 2.0), workers_of(run.pid)
     finally:
         run.kill()
         run.communicate()
+        for orphan in workers_of(run.pid):    # (not to pile up when it fails)
+            os.kill(orphan, signal.SIGKILL)
 
 
 def test_a_killed_worker_leaves_no_lock_behind(tmp_path):

@@ -47,17 +47,20 @@ would pay for nothing), one per core at most, from their own thread; an idle wor
 after ``TF_NUMBA_WORKER_IDLE_SECONDS`` (default 60; its memory is ~200 MB). At interpreter
 exit (``close``) queued jobs are dropped and the workers are killed, so no tf_numba process
 outlives the user's; the workers also die with the thread that started them (Linux's
-parent-death signal) or when their parent has gone, should the user's process be killed
-without running its exit handlers. ``TF_NUMBA_COMPILE_AFTER_EXIT=1`` opts into the other
+parent-death signal, armed before the worker runs, so that even a stopped worker gets it)
+or when their parent has gone, should the user's process be killed without running its
+exit handlers. ``TF_NUMBA_COMPILE_AFTER_EXIT=1`` opts into the other
 choice: at exit the workers finish the job each is on (into the disk cache, so the next
 run can load it) and then exit. Ctrl-C is not sent to the workers (their own session): it
 interrupts the user's thread, and the exit handler stops them.
 """
 import atexit
 import collections
+import functools
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -88,6 +91,42 @@ def _env_seconds(name, default):
 def compiles_after_exit():
     """Has the user asked the workers to finish their jobs after the process exits?"""
     return os.environ.get(AFTER_EXIT_ENV, "0").lower() in ("1", "true", "on", "yes")
+
+
+@functools.cache
+def parent_death_signal():
+    """``arm()``: make the calling process receive SIGKILL when the thread that started it
+    ends (Linux's ``prctl(PR_SET_PDEATHSIG)``), True if armed; None where there is no such
+    call. Resolved ahead so that ``arm`` may run between fork and exec, where looking a
+    symbol up could wait on a lock another thread held at the fork."""
+    import ctypes
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes, prctl.restype = (ctypes.c_int, ctypes.c_ulong), ctypes.c_int
+    kill = int(signal.SIGKILL)
+
+    def arm():
+        return prctl(1, kill) == 0       # PR_SET_PDEATHSIG
+    return arm
+
+
+def _armed_at_start(parent):
+    """The ``preexec_fn`` of a worker: arm its death signal before it runs any Python of its
+    own. Armed in the worker itself, ~1 s later (its imports), a worker stopped meanwhile
+    (SIGSTOP, a debugger) outlived a killed parent for good: the signal was never armed,
+    and a stopped process runs no thread that could watch the parent. SIGKILL reaches a
+    stopped process. A parent that has already gone leaves a child that kills itself."""
+    arm = parent_death_signal()
+    if arm is None or compiles_after_exit():
+        return None
+    kill = int(signal.SIGKILL)
+
+    def preexec():
+        if not arm() or os.getppid() != parent:
+            os.kill(os.getpid(), kill)
+    return preexec
 
 
 def _worker_count():
@@ -201,7 +240,7 @@ class _Worker:
             stderr=None if os.environ.get("TF_NUMBA_WORKER_STDERR") else subprocess.DEVNULL,
             # its own session: a Ctrl-C meant for the user's script reaches the user's
             # thread only; the exit handler then stops the workers
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_armed_at_start(os.getpid()))
         if _SELECTABLE_PIPES:
             os.set_blocking(process.stdin.fileno(), False)
             os.set_blocking(process.stdout.fileno(), False)

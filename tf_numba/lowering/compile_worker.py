@@ -8,10 +8,8 @@ is numba's own serialized compile result (what its disk cache stores), which the
 process rebuilds (``Kernel.install``).
 """
 import contextlib
-import ctypes
 import functools
 import os
-import signal
 import sys
 import threading
 import time
@@ -79,18 +77,16 @@ def _compiling_alone(path, signature):
 def _die_with_parent():
     """End this worker when the user's process ends, even when that process is killed
     and runs no exit handler: on Linux the kernel sends SIGKILL when the thread that started
-    this process ends; elsewhere a thread watches the parent's id. Not when the user has
-    asked for compiles to finish after exit (``compile_service.compiles_after_exit``)."""
-    from .compile_service import PARENT_ENV, compiles_after_exit
+    this process ends (armed before this process ran any Python,
+    ``compile_service._armed_at_start``); elsewhere a thread watches the parent's id. Not
+    when the user has asked for compiles to finish after exit
+    (``compile_service.compiles_after_exit``)."""
+    from .compile_service import PARENT_ENV, compiles_after_exit, parent_death_signal
     if compiles_after_exit():
         return
     parent = int(os.environ.get(PARENT_ENV, os.getppid()))
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        armed = libc.prctl(1, signal.SIGKILL) == 0       # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        armed = False
-    if not armed:
+    arm = parent_death_signal()
+    if arm is None or not arm():
         def watch():
             while os.getppid() == parent:
                 time.sleep(0.25)
