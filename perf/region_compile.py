@@ -8,7 +8,19 @@ Workloads, each the same function written once over a namespace of tf_numba's or
   with ReLU, a softplus variance, images binarized by ``random.bernoulli`` inside the step,
   ``z`` drawn by ``random.normal``, keys from ``fold_in`` and ``split``), batch 128, adam;
 - ``gamma``: ``jit(random.gamma)`` of 1000 shapes in [0.5, 5];
-- ``beta``: ``jit(random.beta)`` of 1000 shape pairs, ``a`` in [0.5, 5] and ``b`` reversed.
+- ``beta``: ``jit(random.beta)`` of 1000 shape pairs, ``a`` in [0.5, 5] and ``b`` reversed;
+- ``transformer``: an Adam step of a two-block pre-norm transformer (d=128, 4 heads,
+  sequence 64, batch 16, vocabulary 16): ``examples/transformer.py``'s layers (embedding,
+  positions, layer norm, residuals, GELU MLP) around a causal softmax attention written
+  out in float64 (JAX's ``nn.dot_product_attention`` takes its softmax in float32);
+- ``cnn``: ``examples/cnn_digits.py``'s step (conv, batch norm, max pool, dropout, Adam),
+  batch 64;
+- ``hmc``: 50 HMC transitions (``fori_loop`` inside ``jit``, 10 leapfrog steps each by
+  an inner ``fori_loop``) on a 50-d Bayesian logistic regression's posterior, 200 points;
+- ``mlp<L>e<k>``: ``mlp<L>`` with layer k's tanh changed to sin (an edited program).
+
+Parameters of the example models are drawn by NumPy into the shapes the library's own
+initializers give (``eval_shape``), the same for both tools.
 
 Every workload runs in fresh processes: tf_numba with an empty kernel cache
 (``TF_NUMBA_CACHE_DIR`` a new temporary directory) and ``jit(..., tiered=False)``, so its
@@ -47,11 +59,11 @@ DEFAULT_WORKLOADS = "mlp1,mlp4,mlp8,mlp16,mlp32,vae,gamma"
 
 # The child's program: ``lib`` names the tool's jit, value_and_grad, numpy, random, nn and
 # optimizers; ``workload(lib, name)`` returns (the jitted function, its arguments).
-_WORKLOADS = r'''
+_WORKLOADS = f"REPO = {REPO!r}\n" + r'''
 import numpy as np
 
 
-def mlp(lib, layers):
+def mlp(lib, layers, edited=None):
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((64, 64)) / 8, np.zeros(64)) for _ in range(layers)]
     x, y = rng.standard_normal((32, 64)), rng.standard_normal((32, 64))
@@ -59,10 +71,118 @@ def mlp(lib, layers):
 
     def loss(params, x, y):
         h = x
-        for w, b in params:
-            h = xnp.tanh(h @ w + b)
+        for k, (w, b) in enumerate(params):
+            h = (xnp.sin if k == edited else xnp.tanh)(h @ w + b)
         return xnp.mean((h - y) ** 2)
     return lib.jit(lib.value_and_grad(loss)), (params, x, y)
+
+
+def drawn_like(lib, init, *args):
+    """``init(*args)``'s pytree of parameters with NumPy's draws in its leaves' shapes
+    (``eval_shape``: the library's own initializers do not run)."""
+    rng = np.random.default_rng(0)
+
+    def draw(leaf):
+        shape = tuple(leaf.shape)
+        if len(shape) < 2:
+            return 1.0 + 0.1 * rng.standard_normal(shape)
+        return rng.standard_normal(shape) / np.sqrt(np.prod(shape[:-1]))
+    return lib.tree_map(draw, lib.eval_shape(init, *args))
+
+
+def example(lib, name):
+    import os, sys
+    sys.path.insert(0, os.path.join(REPO, "examples"))
+    from in_jax import load_example
+    return load_example(name, lib.library)
+
+
+def transformer(lib, width=128, heads=4, length=64, batch=16, vocab=16, blocks=2):
+    ex = example(lib, "transformer")
+    xnp, nn, stax = lib.np, lib.nn, ex.stax
+
+    def CausalSoftmaxAttention(heads):
+        def init_fun(rng, input_shape):
+            return input_shape, tuple(xnp.zeros((width, width)) for _ in range(4))
+
+        def apply_fun(params, x, **kwargs):
+            wq, wk, wv, wo = params
+            b, t, d = x.shape
+
+            def split_heads(w):
+                return xnp.reshape(x @ w, (b, t, heads, d // heads))
+            q, k, v = split_heads(wq), split_heads(wk), split_heads(wv)
+            scores = xnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(d // heads)
+            causal = np.tril(np.ones((t, t), dtype=bool))
+            weights = nn.softmax(xnp.where(causal, scores, -1e30), axis=-1)
+            out = xnp.einsum("bhqk,bkhd->bqhd", weights, v)
+            return xnp.reshape(out, (b, t, d)) @ wo
+        return init_fun, apply_fun
+
+    def block():
+        return stax.serial(
+            ex.Residual(ex.LayerNorm(), CausalSoftmaxAttention(heads)),
+            ex.Residual(ex.LayerNorm(), stax.Dense(4 * width), stax.Gelu, stax.Dense(width)))
+    init_fun, predict = stax.serial(
+        ex.Embed(vocab, width), ex.AddPositions(), *[block() for _ in range(blocks)],
+        ex.LayerNorm(), stax.Dense(vocab), stax.LogSoftmax)
+    params = drawn_like(lib, lambda key: init_fun(key, (-1, length))[1],
+                        lib.random.PRNGKey(0))
+    opt_init, opt_update, get_params = lib.optimizers.adam(1e-3)
+
+    def loss(params, tokens):
+        log_probs = predict(params, tokens[:, :-1])
+        return -xnp.mean(xnp.sum(log_probs * nn.one_hot(tokens[:, 1:], vocab), axis=-1))
+
+    def step(i, opt_state, tokens):
+        value, grads = lib.value_and_grad(loss)(get_params(opt_state), tokens)
+        return value, opt_update(i, grads, opt_state)
+    tokens = np.random.default_rng(1).integers(0, vocab, (batch, length + 1))
+    return lib.jit(step), (0, opt_init(params), tokens)
+
+
+def cnn(lib, batch=64):
+    ex = example(lib, "cnn_digits")
+    params = drawn_like(lib, ex.init_params, lib.random.PRNGKey(0))
+    images, labels = next(ex.train_batches(batch))
+    return (lib.jit(ex.update.__wrapped__),
+            (0, ex.opt_init(params), images, labels, lib.random.PRNGKey(0)))
+
+
+def hmc(lib, dim=50, points=200, transitions=50, leapfrogs=10, eps=0.05):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((points, dim)) / np.sqrt(dim)
+    y = (rng.uniform(size=points) < 1 / (1 + np.exp(-x @ rng.standard_normal(dim)))) * 1.0
+    xnp, lax, random = lib.np, lib.lax, lib.random
+
+    def log_density(q):
+        z = x @ q
+        return xnp.sum(y * z - xnp.logaddexp(0.0, z)) - 0.5 * xnp.sum(q * q)
+    grad = lib.grad(log_density)
+
+    def leapfrog(q, p):
+        p = p + 0.5 * eps * grad(q)
+
+        def step(_, qp):
+            q = qp[0] + eps * qp[1]
+            return q, qp[1] + eps * grad(q)
+        q, p = lax.fori_loop(0, leapfrogs - 1, step, (q, p))
+        q = q + eps * p
+        return q, p + 0.5 * eps * grad(q)
+
+    def sample(key, q0):
+        def transition(i, state):
+            q, total, accepted = state
+            momentum_key, accept_key = random.split(random.fold_in(key, i))
+            p = random.normal(momentum_key, q.shape)
+            q_new, p_new = leapfrog(q, p)
+            log_ratio = (log_density(q_new) - 0.5 * xnp.sum(p_new * p_new)
+                         - log_density(q) + 0.5 * xnp.sum(p * p))
+            accept = xnp.log(random.uniform(accept_key)) < log_ratio
+            q = xnp.where(accept, q_new, q)
+            return q, total + q, accepted + xnp.where(accept, 1.0, 0.0)
+        return lax.fori_loop(0, transitions, transition, (q0, xnp.zeros(dim), 0.0))
+    return lib.jit(sample), (random.PRNGKey(0), np.zeros(dim))
 
 
 def vae(lib):
@@ -111,8 +231,10 @@ def beta(lib):
 
 def workload(lib, name):
     if name.startswith("mlp"):
-        return mlp(lib, int(name[3:]))
-    return {"vae": vae, "gamma": gamma, "beta": beta}[name](lib)
+        layers, _, edited = name[3:].partition("e")
+        return mlp(lib, int(layers), int(edited) if edited else None)
+    return {"vae": vae, "gamma": gamma, "beta": beta, "transformer": transformer, "cnn": cnn,
+            "hmc": hmc}[name](lib)
 '''
 
 _TF_LIB = r'''
@@ -121,9 +243,10 @@ import tf_numba as tf
 import tf_numba.numpy as tnp
 from tf_numba import nn, random
 from tf_numba.example_libraries import optimizers
-tf_lib = types.SimpleNamespace(jit=functools.partial(tf.jit, tiered=False),
-                               value_and_grad=tf.value_and_grad, np=tnp, random=random,
-                               nn=nn, optimizers=optimizers)
+tf_lib = types.SimpleNamespace(library="tf_numba", jit=functools.partial(tf.jit, tiered=False),
+                               value_and_grad=tf.value_and_grad, grad=tf.grad, np=tnp,
+                               random=random, nn=nn, lax=tf.lax, optimizers=optimizers,
+                               eval_shape=tf.eval_shape, tree_map=tf.tree_util.tree_map)
 '''
 
 _JAX_LIB = r'''
@@ -131,8 +254,10 @@ import types
 import jax
 import jax.numpy as jnp
 from jax.example_libraries import optimizers as jax_optimizers
-jax_lib = types.SimpleNamespace(jit=jax.jit, value_and_grad=jax.value_and_grad, np=jnp,
-                                random=jax.random, nn=jax.nn, optimizers=jax_optimizers)
+jax_lib = types.SimpleNamespace(library="jax", jit=jax.jit, value_and_grad=jax.value_and_grad,
+                                grad=jax.grad, np=jnp, random=jax.random, nn=jax.nn,
+                                lax=jax.lax, optimizers=jax_optimizers,
+                                eval_shape=jax.eval_shape, tree_map=jax.tree_util.tree_map)
 '''
 
 # The child's ``compiles``: (kind, key, seconds) of every numba compile tf_numba logs.
