@@ -56,3 +56,23 @@ def test_svd_pinv_and_lstsq_of_a_matrix_with_an_infinity_raise_instead_of_hangin
     done = subprocess.run([sys.executable, "-c", SVD_OF_AN_INFINITY], timeout=120,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_compiled_complex_power_of_a_zero_base_is_numpys():
+    # numba's complex power of 0 is NaN for every exponent that is not real (NumPy's
+    # npy_cpow: 1 for a zero exponent, 0 where the exponent's real part is positive, NaN
+    # otherwise), and 0 for a NaN exponent
+    exponents = np.array([0, 1, 2, 0.5, 1 + 1j, 1 - 1j, 2.5 - 3j, complex(np.inf, 1), -1,
+                          -1 + 1j, 1j, -1j, complex(np.nan, 0), complex(0, np.nan)])
+    bases = np.array([0, -0.0, complex(0, -0.0), 1 + 1j, -2.0])
+    x, y = (a.ravel() for a in np.meshgrid(bases, exponents))
+    for dtype in (np.complex128, np.complex64):
+        with np.errstate(all="ignore"):
+            want = np.power(x.astype(dtype), y.astype(dtype))
+        got = tf.jit(tnp.power, tiered=False)(x.astype(dtype), y.astype(dtype))
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    # as the fuzzer drew it: float_power of an int64 array with zeros and a complex scalar
+    a = np.array([0, 3, 0, -2])
+    z = np.complex128(0.7 - 1.3j)
+    np.testing.assert_allclose(tf.jit(tnp.float_power, tiered=False)(a, z),
+                               np.float_power(a, z))

@@ -56,10 +56,19 @@ def _threaded_reduction_short_a_chunk(mp):
     def wrong(self):
         if self.nest.chunks is None or not self.nest.chunks.threaded:
             return right(self)
-        count = self.par.count
-        self.par.count = f"({count} - 1)"
-        right(self)
-        self.par.count = count
+        # the loops over the chunks' parts stop one short (a scalar's parts and an array's
+        # rows alike); the parts themselves are as many as the chunks
+        em, count = self.em, self.par.count
+        emit = em.emit
+
+        def short(line):
+            emit(line.replace(f"range({count})", f"range({count} - 1)")
+                     .replace(f"range(1, {count})", f"range(1, {count} - 1)"))
+        em.emit = short
+        try:
+            right(self)
+        finally:
+            del em.emit
     mp.setattr(codegen._LoopNest, "combine_partials", wrong)
 
 

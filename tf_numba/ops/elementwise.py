@@ -185,6 +185,13 @@ def _pow_source(a, i, o):
         return typed(f"({a[0]} * {a[0]})", o)
     if dtypes.is_integer(i):     # numba's np.power of 64-bit ints goes through float64
         return typed(f"({a[0]} ** {a[1]})", o)
+    if dtypes.is_complex(i):
+        # numba's complex power of a zero base is NaN for any exponent not real, and 0 for
+        # a NaN one; NumPy's npy_cpow: 1 for a zero exponent, else 0 where its real part
+        # is positive, else NaN
+        x, y = a
+        return typed(f"(np.power({x}, {y}) if {x} != 0 or {y} == 0 else "
+                     f"({literal(0, o)} if {y}.real > 0 else {literal(np.nan, o)}))", o)
     return typed(f"np.power({a[0]}, {a[1]})", o)
 
 
