@@ -3,6 +3,7 @@ one-device mesh, make_jaxpr, holomorphic and integer gradients, pure_callback,
 test_util, JAX's switches, disable_jit and ensure_compile_time_eval, linear_transpose,
 custom_gradient, pmap and shard_map; each against JAX's values where it computes one."""
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -200,6 +201,19 @@ def test_jax_switches_by_jax_s_names():
     assert tf.config.read("jax_log_compiles") is False
     with tf.default_matmul_precision("highest"), tf.transfer_guard("disallow"):
         assert tf.jit(lambda a: a @ a)(np.eye(2))[0, 0] == 1.0
+
+
+def test_switches_are_absl_flags_as_jax_s(monkeypatch):
+    # JAX's example programs call jax.config.config_with_absl() before absl's app.run
+    pytest.importorskip("absl")
+    monkeypatch.setattr(sys, "argv", ["prog", "--jax_default_matmul_precision=highest",
+                                      "--not_a_switch=1", "--", "--jax_disable_jit=true"])
+    try:
+        tf.config.parse_flags_with_absl()
+        assert tf.config.jax_default_matmul_precision == "highest"
+        assert tf.config.jax_disable_jit is False      # after "--": not a flag of ours
+    finally:
+        tf.config.update("jax_default_matmul_precision", None)
 
 
 def test_disable_jit_runs_python_op_by_op():

@@ -14,13 +14,17 @@ import pytest
 RUN = pathlib.Path(__file__).resolve().parent / "jax_examples" / "run.py"
 HAS_JAX = importlib.util.find_spec("jax") is not None
 
-# program: its command-line arguments (epochs cut down as data set sizes are)
+# program: its command-line arguments (epochs cut down as data set sizes are). JAX's
+# examples/ holds these (kernel_lsq and gaussian_process_regression until JAX removed them
+# in 2026, taken from the commit before) but onnx2xla (an ONNX model it downloads), ffi and
+# jax_cpp (C++ around JAX's compiler)
 PROGRAMS = {
     "mnist_classifier": [],
     "mnist_classifier_fromscratch": [],
     "mnist_vae": [],
     "spmd_mnist_classifier_fromscratch": [],
     "kernel_lsq": [],
+    "gaussian_process_regression": [],
     "differentially_private_sgd": ["--epochs=1", "--batch_size=32"],
     "advi": [],
 }

@@ -190,6 +190,37 @@ transfer_guard_device_to_device = _scoped("jax_transfer_guard_device_to_device",
 check_tracer_leaks = checking_leaks = _scoped("jax_check_tracer_leaks", True)
 
 
+def config_with_absl():
+    """Make each switch a command-line flag of an ``absl`` program, as JAX's
+    ``jax.config.config_with_absl()``: ``--jax_disable_jit=true`` on the command line of
+    a program run by ``absl.app.run`` sets the switch once the flags are parsed."""
+    from absl import app, flags
+    for name in (*SWITCHES, *ALIASES):
+        if name not in flags.FLAGS:
+            flags.DEFINE_string(name, None, f"tf.config.update({name!r}, ...)")
+    app.call_after_init(lambda: _take_absl_flags(flags))
+
+
+def parse_flags_with_absl():
+    """Set the switches from the ``--jax...``/``--tf_numba...`` flags of ``sys.argv`` (before
+    any ``--``) now, as JAX's ``jax.config.parse_flags_with_absl()``."""
+    import itertools
+    import sys
+
+    from absl import flags
+    config_with_absl()
+    given = itertools.takewhile(lambda a: a != "--", sys.argv)
+    flags.FLAGS(["", *(a for a in given if a.startswith(("--jax", "--tf_numba")))],
+                known_only=True)
+    _take_absl_flags(flags)
+
+
+def _take_absl_flags(flags):
+    for name in (*SWITCHES, *ALIASES):
+        if flags.FLAGS[name].present:
+            update(name, flags.FLAGS[name].value)
+
+
 def __getattr__(name):
     if name in _values or name in ALIASES:
         return read(name)
@@ -197,8 +228,9 @@ def __getattr__(name):
                          f"{sorted(SWITCHES) + sorted(ALIASES)}")
 
 
-__all__ = ["check_tracer_leaks", "checking_leaks", "default_device",
-           "default_matmul_precision", "disable_jit", "enable_x64", "log_compiles", "read",
-           "transfer_guard", "transfer_guard_device_to_device", "transfer_guard_device_to_host",
+__all__ = ["check_tracer_leaks", "checking_leaks", "config_with_absl", "default_device",
+           "default_matmul_precision", "disable_jit", "enable_x64", "log_compiles",
+           "parse_flags_with_absl", "read", "transfer_guard",
+           "transfer_guard_device_to_device", "transfer_guard_device_to_host",
            "transfer_guard_host_to_device", "update"]
 __dir__ = public_dir(globals())
