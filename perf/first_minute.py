@@ -11,7 +11,16 @@ of timings. The workloads:
   ``jit(value_and_grad)`` on a list-of-dicts params pytree;
 - ``rnn``: an Elman RNN over ``lax.scan``, T=50, batch 32, hidden 32, 200 steps;
 - ``gp``: a Gaussian-process marginal likelihood (200 points, RBF kernel, log lengthscale,
-  variance and noise; Cholesky and solve), 100 steps of gradient descent.
+  variance and noise; Cholesky and solve), 100 steps of gradient descent;
+- ``mlp32``: a 32-layer tanh MLP (width 64, batch 32, mean squared error), 2000 SGD steps;
+- ``vae``: a VAE step after JAX's ``mnist_vae.py`` (784-512-20, batch 128, images binarized
+  and ``z`` drawn by ``tf.random`` inside the step, Adam), 2000 steps.
+
+The last two are issue 38's programs larger than a toy: their kernels take seconds to
+compile, and their scripts run long enough (2000 steps) for compiled steps to matter. They
+run only when the whole set runs or ``--only`` names them, not with ``--quick`` (a round of
+the VAE's six runs takes minutes), and without a NumPy script (hand-written gradients of a
+VAE are not what the comparison is about).
 
 Every round runs, per workload, each in a new interpreter:
 
@@ -34,11 +43,12 @@ round, ``_clock.first_compiled_step``: the same rule for every tool, needing not
 library's internals; "never" when no step got there, as when a compile lands only after the
 script ends), ``exit`` from the script's last statement to the process's end.
 
-Targets, per workload: cold wall <= 1.0x JAX's; warm wall <= 0.5x JAX's; edited wall
-<= 1.0x JAX's; tf_numba's first compiled step after the edit no later than JAX's first step;
-the losses the tf_numba scripts print equal JAX's (6 significant digits) in every run. A
-script that dies before its end counts as an infinite time (its stderr is printed); one that
-finishes and then fails to exit keeps its times, and its exit code is shown.
+Targets, per workload: cold wall <= 1.0x JAX's; warm wall <= 0.5x JAX's (0.7x for ``mlp32``
+and ``vae``, issue 38's); edited wall <= 1.0x JAX's; tf_numba's first compiled step after
+the edit no later than JAX's first step; the losses the tf_numba scripts print equal JAX's
+(6 significant digits) in every run. A script that dies before its end counts as an
+infinite time (its stderr is printed); one that finishes and then fails to exit keeps its
+times, and its exit code is shown.
 
 ``--exit-check N`` instead runs each tf_numba script N times with the default settings (an
 empty cache directory each time, so a compile is in flight when short scripts end;
@@ -85,7 +95,13 @@ WORKLOADS = {
             ("{np}.tanh(", "{np}.sin(")),                         # the cell's nonlinearity
     "gp": ("GP marginal likelihood, 200 points, RBF kernel, 100 GD steps",
            ("{np}.exp(-0.5 * d2 / ls ** 2)", "1.0 / (1.0 + 0.5 * d2 / ls ** 2)")),  # RBF -> RQ
+    "mlp32": ("32-layer tanh MLP, width 64, batch 32, 2000 SGD steps",
+              ("{np}.tanh(", "{np}.sin(")),                        # every layer's activation
+    "vae": ("VAE 784-512-20, batch 128, tf.random inside the step, Adam, 2000 steps",
+            ("nn.relu(", "nn.softplus(")),                        # the hidden activation
 }
+FULL_RUN_ONLY = ("mlp32", "vae")    # not in --quick (see the module doc)
+WITHOUT_NUMPY = ("mlp32", "vae")    # no NumPy script
 
 TARGETS = (     # (phase, what is compared, limit): tf_numba / JAX, the median of rounds
     ("cold", "wall", 1.0),
@@ -93,6 +109,10 @@ TARGETS = (     # (phase, what is compared, limit): tf_numba / JAX, the median o
     ("edited", "wall", 1.0),
     ("edited", "first compiled step / JAX first step", 1.0),
 )
+TARGETS_OF = {     # workloads whose targets differ: (phase, what): limit
+    "mlp32": {("warm", "wall"): 0.7},
+    "vae": {("warm", "wall"): 0.7},
+}
 LOSS_DIGITS = 6                 # the scripts print losses with %.6g
 TIMES = ("wall", "import", "first_step", "first_compiled", "steady_step", "exit")
 
@@ -216,6 +236,8 @@ def one_round(args, r, name, pycache, tools):
         if r % 2:
             pair.reverse()
         out = {phase: {} for phase in PHASES}
+        if name in WITHOUT_NUMPY:
+            tools = [t for t in tools if t != NUMPY]
         if NUMPY in tools and r % 2:
             out["cold"][NUMPY] = run_tool(args, name, NUMPY, False, work, cache, pycache)
         for phase in PHASES:
@@ -302,6 +324,7 @@ def summarize(name, rounds):
                                         jax=rd[phase][JAX]["printed"]))
     targets = []
     for phase, what, limit in TARGETS:
+        limit = TARGETS_OF.get(name, {}).get((phase, what), limit)
         ratio = (paired(rounds, phase, "first_compiled", "first_step") if what.startswith("first")
                  else paired(rounds, phase, "wall"))
         text = f"{phase} {what}: tf_numba / JAX = {fmt_ratio(ratio)} (<= {limit:.2f}x)"
@@ -439,7 +462,8 @@ def main():
     args = parser.parse_args()
     args.repo = os.path.abspath(args.repo)
     args.rounds = args.rounds or (2 if args.quick else 5)
-    names = list(WORKLOADS) if args.only is None else args.only.split(",")
+    names = ([n for n in WORKLOADS if not (args.quick and n in FULL_RUN_ONLY)]
+             if args.only is None else args.only.split(","))
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}")
