@@ -21,15 +21,17 @@ once over either library's names, in a fresh process of its own. Columns:
   slowest single kernel (both wall seconds in a worker, from tf_numba's compile log);
 - "step": the steady compiled step, interleaved in rounds with JAX's (synchronous
   dispatch, JAX at its best) and with the interpreter's step on the same plan
-  (``Plan.interpret``, what the tiered ``jit`` runs before its kernels arrive), in the same
-  process; "/jax" is a paired ratio of medians;
+  (``Plan.interpret`` with NumPy's BLAS on one thread, what the tiered ``jit`` runs before
+  its kernels arrive), in the same process; "/jax" is a paired ratio of medians;
 - "outside": the part of the step spent outside kernel code, and its share of the step.
-  Every kernel call of one step is recorded with its arguments; "replay" makes those
-  calls again in a Python loop, "empty" makes them to an empty compiled function (numba's
-  dispatch of the same arguments, and the loop); both are timed in the same rounds as the
-  step, and "outside" is the median over rounds of step - (replay - empty). What it holds
-  is the per-call cost of the plan: ``jit``'s entry, the driver's Python, numba's
-  dispatch of every kernel, setting the BLAS width, NumPy steps between kernels;
+  Each kernel's dispatcher is wrapped by a timer and the real step runs in rounds: per
+  step, the step's time less the time inside the dispatchers, the median over rounds.
+  The timers' own cost outside their clocks is then taken away, and numba's dispatch of
+  every call (inside them) added: both measured by calling an empty compiled function,
+  timed and not, with each kernel call's recorded arguments. What is left is the per-call
+  cost of the plan: ``jit``'s entry, the driver's Python, numba's dispatch of every kernel
+  (but for boxing what it returns, which an empty function does not), setting the BLAS
+  width, NumPy steps between kernels;
 - "vs jax": the compiled outputs against JAX's outputs for the same inputs (float64,
   bits from the same Threefry keys): the largest ``max|tf - jax| / max|jax|`` over the
   output leaves (leaves whose largest value is under 1e-12 of the largest leaf's, such as
@@ -135,10 +137,48 @@ def kernel_calls(leaves):
     return calls
 
 
-def paired_median(stats, plus, minus=()):
-    # the median over rounds of the sum of ``plus`` tools' times less ``minus`` tools'
-    rounds = zip(*[stats[t]["samples"] for t in plus + minus])
-    return statistics.median(sum(r[:len(plus)]) - sum(r[len(plus):]) for r in rounds)
+clock = time.perf_counter
+inside = [0.0]
+
+
+def timed(dispatcher):
+    # ``dispatcher`` that adds the seconds spent in it to ``inside``
+    def call(*a):
+        started = clock()
+        out = dispatcher(*a)
+        inside[0] += clock() - started
+        return out
+    return call
+
+
+def rebuild():
+    # the driver and jit's fast path take the kernels' dispatchers as they are now
+    plan._driver = None
+    fn.jitted._fast.clear()
+    fn(*args)
+
+
+def outside_kernels(rounds, number):
+    # the median over rounds of (step - seconds inside the kernels' dispatchers) per step,
+    # each kernel's dispatcher timed inside the real step
+    kernels = {id(seg.kernel): seg.kernel for seg in plan.segments if hasattr(seg, "kernel")}
+    real = {k: kernel.dispatcher for k, kernel in kernels.items()}
+    for k, kernel in kernels.items():
+        kernel.dispatcher = timed(real[k])
+    rebuild()
+    samples = []
+    try:
+        for _ in range(rounds):
+            inside[0] = 0.0
+            started = clock()
+            for _ in range(number):
+                fn(*args)
+            samples.append((clock() - started - inside[0]) / number)
+    finally:
+        for k, kernel in kernels.items():
+            kernel.dispatcher = real[k]
+        rebuild()
+    return statistics.median(samples)
 
 
 def compare(out, jout):
@@ -166,18 +206,28 @@ if rounds:
     calls = kernel_calls(leaves)
     for _, a in calls:
         empty(*a)       # compiled for each signature before anything is timed
+    # the interpreter with NumPy's BLAS on one thread, as the tiered plan runs it
+    from tf_numba.lowering.plan import _interpreter_blas
+    from tf_numba.lowering.widths import run_with_blas
+    timed_empty = timed(empty)
     tools = {"tf": lambda: fn(*args), "jax": lambda: jax.block_until_ready(jfn(*jargs)),
-             "interp": lambda: plan.interpret(list(leaves)),
-             "replay": lambda: [kernel(*a) for kernel, a in calls],
-             "empty": lambda: [empty(*a) for _, a in calls]}
+             "interp": lambda: run_with_blas(_interpreter_blas(), plan.interpret, leaves, 1),
+             "empty": lambda: [empty(*a) for _, a in calls],
+             "timed empty": lambda: [timed_empty(*a) for _, a in calls]}
     stats = _bench.measure(tools, rounds, batch_seconds=0.05)
-    result.update(step=stats["tf"]["median"], jax_sync_step=stats["jax"]["median"],
+    step = stats["tf"]["median"]
+    # (step - time in the timed dispatchers) holds the timer's own cost outside its
+    # clock, less numba's dispatch of each call (inside it): add back what an empty
+    # function's calls cost, take away what timing them added
+    dispatch = stats["empty"]["median"]
+    timer = stats["timed empty"]["median"] - dispatch
+    untimed = outside_kernels(rounds, max(1, int(0.05 / step)))
+    result.update(step=step, jax_sync_step=stats["jax"]["median"],
                   interp_step=stats["interp"]["median"],
                   step_ratio=_bench.paired_ratio(stats["tf"], stats["jax"]),
                   interp_ratio=_bench.paired_ratio(stats["tf"], stats["interp"]),
-                  kernel_calls=len(calls), dispatch=stats["empty"]["median"],
-                  inside=paired_median(stats, ("replay",), ("empty",)),
-                  outside=paired_median(stats, ("tf", "empty"), ("replay",)))
+                  kernel_calls=len(calls), dispatch=dispatch, timer=timer,
+                  outside_timed=untimed, outside=untimed + dispatch - timer)
 print(json.dumps(result))
 """
 
