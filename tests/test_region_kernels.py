@@ -104,3 +104,49 @@ def test_some_regions_compiled_the_rest_interpreted():
     for got_mixed, got_interpreted, expected in zip(mixed, interpreted, want):
         np.testing.assert_allclose(got_mixed, expected, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(got_interpreted, expected, rtol=1e-10, atol=1e-13)
+
+
+def test_a_small_program_runs_its_region_kernels_then_hands_over_to_one_kernel(tmp_path,
+                                                                            monkeypatch):
+    """A tiered program one kernel holds gets region kernels first (few, shared: they
+    compile sooner) and its one kernel after them (its step is the fastest): each call
+    on the way gives the values NumPy's backpropagation does, and once the one kernel is
+    in, calls run it alone."""
+    monkeypatch.setenv("TF_NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TF_NUMBA_REGIONS", raising=False)
+    layers = 3
+    fn, (params, x, y) = _mlp(layers)
+    want_loss, want_grads = _reference(layers, params, x, y, [np.tanh] * layers)
+    want = [want_loss] + [g for pair in want_grads for g in pair]
+    f = tf.jit(tf.value_and_grad(fn))
+    spec = f.lower(params, x, y)
+    plan = spec.plan
+    assert plan.successor is not None and len(_kernel_keys(plan)) > 1
+
+    def check(out):
+        loss, grads = out
+        got = [loss] + [g for pair in grads for g in pair]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+
+    check(f(params, x, y))                      # interpreted; both sets sent for
+    plan.tiers.compile(tf.tree_util.tree_leaves((params, x, y)))
+    assert plan.ready and not plan.settled or plan.successor.settled
+    check(f(params, x, y))                      # the region kernels (or the one kernel)
+    spec.compile()                              # waits for the one kernel as well
+    assert plan.settled and plan.final is plan.successor.plan and plan.final.single
+    check(f(params, x, y))
+    calls = []
+    final_kernel = plan.final.segments[0].kernel
+    monkeypatch.setattr(type(plan), "_drive", lambda self, args: calls.append(self))
+    check(f(params, x, y))                      # the one kernel alone: no region driver
+    assert calls == [] and final_kernel.compiled_for(
+        plan.final.segments[0].signature(tf.tree_util.tree_leaves((params, x, y))))
+
+
+def test_explicit_choices_get_no_successor():
+    fn, args = _mlp(3)
+    assert _plan(fn, args, regions=True).successor is None
+    one = _plan(fn, args, regions=False)
+    assert one.successor is None and one.single
+    assert tf.jit(tf.value_and_grad(fn), tiered=False).lower(*args).plan.successor is None

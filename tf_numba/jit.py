@@ -209,15 +209,16 @@ def _fast_call(prepared, threads, table=None, key=None):
     the lean call in its place in ``table`` once they have: the interpreted tier skips the
     general pytree walk too (~60 us a step for a list of dicts of parameters)."""
     plan = prepared.plan
-    if not plan.variant_for(threads).ready:
+    if not plan.variant_for(threads).settled:
         out_tree, run = prepared.out_tree, plan.waiting_runner(threads)
 
         def call_until_compiled(args):
             outs = run(list(args))
-            if plan.variant_for(threads).ready:
+            if plan.variant_for(threads).settled:
                 table[key] = _fast_call(prepared, threads)
             return outs[0] if out_tree is pytree.LEAF else pytree.unflatten(out_tree, outs)
         return call_until_compiled
+    plan = plan.variant_for(threads).final
     if (plan.single and plan.segments[0].plain and prepared.out_tree is pytree.LEAF
             and threads == 1 and not plan.blas):
         segment = plan.segments[0]

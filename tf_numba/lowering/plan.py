@@ -35,6 +35,8 @@ from .schedule import private_values
 from .kernel_cache import KERNELS
 from ..kernel_vocab.rules import lowerable
 from .tiers import Tiers
+from .compile_log import LOGGER
+from .compile_service import SERVICE
 from .driver import drive
 from .segments import (MAX_KERNEL_NESTS, CompiledSegment, InterpretedStep, count_nests,
                        cut_into_regions, cut_large_groups, segment_program, split,
@@ -52,13 +54,14 @@ def tiered_default():
 def regions_default(groups):
     """Region kernels (``segments.cut_into_regions``) for a program one kernel cannot
     hold (more than ``MAX_KERNEL_NESTS`` loop nests: its compile would grow faster than
-    the program), or as ``TF_NUMBA_REGIONS`` says ("1": always, "0": never). Below that,
-    one kernel's step is faster (no call per region, regions fused into row blocks) and
-    its compile not much slower: ``perf/COMPILE_SCALING.md``."""
+    the program), or as ``TF_NUMBA_REGIONS`` says ("1": always, "0": never); None when
+    it is for the plan to choose (a smaller program: ``Plan._build``)."""
     chosen = os.environ.get("TF_NUMBA_REGIONS", "").lower()
     if chosen in ("0", "1", "true", "false", "on", "off", "yes", "no"):
         return chosen in ("1", "true", "on", "yes")
-    return sum(count_nests(g) for g in groups if isinstance(g, list)) > MAX_KERNEL_NESTS
+    if sum(count_nests(g) for g in groups if isinstance(g, list)) > MAX_KERNEL_NESTS:
+        return True
+    return None
 
 
 class Plan:
@@ -71,9 +74,10 @@ class Plan:
         self.kernel_cache = kernel_cache
         self._wide_variant = self if parallel else None     # see variant_for
         self.regions = regions      # as asked; whether it has them: _build
-        self._build(program, kernel_cache, parallel)
         self.tiered = tiered_default() if tiered is None else tiered
         self.symbolic = is_symbolic(program)
+        self.successor = None        # the one-kernel plan this one hands over to (_build)
+        self._build(program, kernel_cache, parallel)
         self.ready = False
         self._interpreted = None     # the program as the interpreter runs it (interpret)
         self._driver = None          # a ready plan's segments as one function (_drive)
@@ -84,7 +88,21 @@ class Plan:
         program = self.rewritten = prepare_for_lowering(program)
         groups = split(program)
         regions = regions_default(groups) if self.regions is None else self.regions
-        groups = cut_into_regions(groups) if regions else cut_large_groups(groups)
+        if regions is None:
+            # A program one kernel holds: that kernel's step is the fastest (no call per
+            # region, regions fused into row blocks), but its compile grows faster than
+            # the program (4 layers of an MLP: ~4 s against ~1.5 s for its shared region
+            # kernels). A tiered serial plan runs region kernels as soon as they arrive and
+            # hands over to the one kernel when it does (``Successor``); otherwise one kernel.
+            one = cut_large_groups(groups)
+            cut = cut_into_regions(groups)
+            regions = (self.tiered and not parallel and not self.symbolic
+                       and _kernel_count(cut) > _kernel_count(one))
+            if regions:
+                self.successor = Successor(self)
+            groups = cut if regions else one
+        else:
+            groups = cut_into_regions(groups) if regions else cut_large_groups(groups)
         after = uses_after(program, groups)
         # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
         # products on the same one, so one library (run as wide as the engine) does all of
@@ -145,6 +163,8 @@ class Plan:
         a tenth of a 256 x 256 gradient); for a one-kernel parallel variant, the kernel's
         call with numba's thread count set around it. ``args`` may be modified."""
         plan = self.variant_for(threads)
+        if plan.settled:
+            plan = plan.final
         if not (plan.ready and plan.single):
             return lambda args: self.run(args, threads)
         segment, blas = plan.segments[0], plan.blas
@@ -216,12 +236,32 @@ class Plan:
         if self.ready:
             if self.single:
                 return self.segments[0](args if self.segments[0].plain else list(args))
+            successor = self.successor
+            if successor is not None:
+                return successor.run(args)
             return self._drive(args)
         if not self.tiered:
             outs = self._run_segments(args)      # compiles here, on the caller's thread
             self.ready = True
             return outs
-        return self.tiers.run(args)
+        first = self.tiers.jobs is None
+        outs = self.tiers.run(args)
+        if first and self.successor is not None:
+            # queued behind the region kernels: a worker takes it once they are taken
+            self.successor.advance(args, load=False)
+        return outs
+
+    @property
+    def settled(self):
+        """Ready, with no one-kernel successor still to come (``Successor``)."""
+        return self.ready and (self.successor is None or self.successor.settled)
+
+    @property
+    def final(self):
+        """The plan calls run on once ``settled``: the successor's, when it took over."""
+        successor = self.successor
+        return self if successor is None or successor.plan is None or not \
+            successor.plan.ready else successor.plan
 
 
     def interpret(self, args):
@@ -240,9 +280,12 @@ class Plan:
 
 
     def compile(self, args=None):
-        """Wait until the kernels a first run sent for have arrived (``Tiers.compile``);
-        returns the plan."""
-        return self.tiers.compile(args)
+        """Wait until the kernels a first run sent for have arrived (``Tiers.compile``),
+        and the one kernel that succeeds them (``Successor``); returns the plan."""
+        self.tiers.compile(args)
+        if self.ready and self.successor is not None:
+            self.successor.wait(args)
+        return self
 
     def _drive(self, args):
         """A ready plan's segments run by its driver (``driver``), built on first use; a
@@ -308,6 +351,99 @@ class Plan:
             source.append(f"# segment {k}: kernel {seg.kernel.key}")
             source.append(seg.source)
         return "\n".join(program + [""] + schedule + [""] + source)
+
+
+class Successor:
+    """The one-kernel plan a tiered plan of region kernels hands over to (``Plan._build``:
+    a program one kernel holds). The region kernels, few and shared, arrive first and
+    run; the one kernel of the whole program, queued behind them, compiles meanwhile and
+    takes over when it is in (a call by call check that costs a dict lookup). Should it
+    fail to compile, the region kernels stay: they compute the same values."""
+
+    def __init__(self, regions):
+        self.regions = regions
+        self.plan = None            # the one-kernel plan, made when first sent for
+        self.signature = None       # its kernel's argument types (the caller's arguments)
+        self.job = None             # the compile service's job for it
+        self.settled = False        # handed over, or given up
+        self.lock = threading.Lock()
+
+    def run(self, args):
+        """A call of the ready region plan: the one kernel once it took over, the region
+        kernels until then."""
+        if self.settled:
+            plan = self.plan
+            return plan._run(args) if plan is not None and plan.ready else \
+                self.regions._drive(args)
+        job = self.job
+        if job is None or job.done.is_set():
+            self.advance(args)
+        return self.regions._drive(args)
+
+    def advance(self, args, load=True):
+        """Send for the one kernel (once), or install it when it has arrived. One in
+        numba's disk cache is loaded (``load``) only by a call of the ready region plan:
+        numba is set up in this process by then, and a load costs milliseconds."""
+        with self.lock:
+            if self.settled:
+                return
+            try:
+                if self.plan is None:
+                    regions = self.regions
+                    self.plan = Plan(regions.program, regions.kernel_cache, tiered=True,
+                                     regions=False)
+                    if not self.plan.single:       # (host steps between kernels)
+                        self.settled = True
+                        return
+                seg = self.plan.segments[0]
+                if self.signature is None:
+                    self.signature = seg.signature(list(args))
+                kernel, signature, job = seg.kernel, self.signature, self.job
+                if job is None:
+                    if kernel.compiled_for(signature):
+                        return self._take_over()
+                    if kernel.maybe_on_disk():
+                        if not load:
+                            return
+                        if kernel.load_from_disk(signature):
+                            self.regions.kernel_cache.stats["disk_hits"] += 1
+                            return self._take_over()
+                    self.job = SERVICE.submit(kernel.request(signature))  # None: no room yet
+                elif job.done.is_set():
+                    if job.error is not None:
+                        self.settled = True
+                        return
+                    if not kernel.compiled_for(signature):
+                        kernel.install(job.payload, signature)
+                    self.regions.kernel_cache.stats["disk_hits" if job.cached
+                                                    else "compiles"] += 1
+                    self._take_over()
+            except Exception as err:    # the region kernels compute the same values
+                self.settled = True
+                LOGGER.info("the one kernel of a region plan is not used: %s", err)
+
+    def _take_over(self):
+        self.plan.segments[0].first = False
+        self.plan.ready = True
+        self.settled = True
+
+    def wait(self, args=None):
+        """Block until the one kernel took over or failed (``args``: the call's, to type
+        it if no call has yet)."""
+        while not self.settled:
+            if self.job is None:
+                if self.signature is None and args is None:
+                    return          # never typed: nothing sent for, nothing to wait for
+                self.advance(args)
+                if self.job is None and not self.settled:
+                    time.sleep(0.01)        # the service's queue is full
+                continue
+            self.job.done.wait()
+            self.advance(args)
+
+
+def _kernel_count(groups):
+    return sum(1 for g in groups if isinstance(g, list))
 
 
 def _broadcasts_as_views(program):

@@ -77,7 +77,9 @@ class Tiers:
             if not waiting:
                 # only then: a script that ends before its kernels arrive would hold the
                 # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
-                worth = self.worth_loading(len(self.on_disk) + len(jobs))
+                # (a kernel shared by many segments, as region kernels are, loads once)
+                kernels = {id(seg.kernel) for seg, *_ in self.on_disk + jobs}
+                worth = self.worth_loading(len(kernels))
                 if worth:
                     NUMBA_IMPORTS.start()
                 waiting = not worth or not NUMBA_IMPORTS.done()   # (numba would import here)
