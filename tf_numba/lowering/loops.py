@@ -11,7 +11,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ..ops.special import ERF_INV
+from ..numerics import ERF_INV
 from . import numpy_blas
 from .deferred import DeferredJit
 

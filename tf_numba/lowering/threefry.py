@@ -1,10 +1,10 @@
-"""``ops.threefry``'s cipher compiled once, for the kernels that call it per element
+"""``numerics``' Threefry cipher compiled once, for the kernels that call it per element
 (``threefry.threefry2x32(k0, k1, x0, x1)``): the kernel's source stays one line per hash,
 and LLVM inlines the helper into the kernel's loop and vectorizes it in 32-bit lanes."""
 import numba
 import numpy as np
 
-from ..ops import threefry as _cipher
+from .. import numerics as _cipher
 
 _OPTIONS = dict(cache=True, error_model="numpy")
 _words = numba.njit(**_OPTIONS)(_cipher.threefry2x32_words)

@@ -20,32 +20,9 @@ from ..core.ir import ShapedArray
 from ..core.linear import defzero
 from ..core.primitive import Primitive, register
 from ..errors import DTypeError
+from ..numerics import threefry2x32_words, pack
 from ..kernel_vocab.scalar_exprs import written
 from .elementwise import _coerce, batch_elementwise, elementwise_shape
-
-# Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3", Threefry-2x32-20,
-# in the schedule of JAX's ``_threefry2x32_lowering``.
-ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-PARITY = 0x1BD11BDA
-
-
-def threefry2x32_words(k0, k1, x0, x1):
-    """The cipher of uint32 words (NumPy arrays or numba scalars): ``(y0, y1)``."""
-    ks = (k0, k1, np.uint32(k0 ^ k1 ^ np.uint32(PARITY)))
-    x0, x1 = np.uint32(x0 + ks[0]), np.uint32(x1 + ks[1])
-    for block in range(5):
-        for r in ROTATIONS[block % 2]:
-            x0 = np.uint32(x0 + x1)
-            x1 = np.uint32(x0 ^ np.uint32((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))))
-        x0 = np.uint32(x0 + ks[(block + 1) % 3])
-        x1 = np.uint32(x1 + ks[(block + 2) % 3] + np.uint32(block + 1))
-    return x0, x1
-
-
-def pack(y0, y1):
-    """Two uint32 words as one int64, ``y0`` in the high half (NumPy or numba)."""
-    return np.int64((np.uint64(y0) << np.uint64(32)) | np.uint64(y1))
-
 
 def _abstract_eval(*avals):
     if any(a.dtype != dtypes.int64 for a in avals):
