@@ -14,7 +14,7 @@ imports = functools.cache(import_layers.imports)     # (each test reads every fi
 # Lowest first. A unit imports only units of the layers above it in this list (the units
 # sharing a line import neither each other nor anything of their own line).
 LAYERS = [
-    "errors _heap _jax_coverage version",
+    "errors _heap _jax_coverage version numerics",
     "core",                    # the IR, tracing, rule tables: registries filled from above
     "config _reference device typing",
     "tracebacks",              # where an error leaves the public functions (every module's)

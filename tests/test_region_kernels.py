@@ -109,39 +109,42 @@ def test_some_regions_compiled_the_rest_interpreted():
 def test_a_small_program_runs_its_region_kernels_then_hands_over_to_one_kernel(tmp_path,
                                                                             monkeypatch):
     """A tiered program one kernel holds gets region kernels first (few, shared: they
-    compile sooner) and its one kernel after them (its step is the fastest): each call
-    on the way gives the values NumPy's backpropagation does, and once the one kernel is
-    in, calls run it alone."""
-    monkeypatch.setenv("TF_NUMBA_CACHE_DIR", str(tmp_path))
+    compile sooner) and its one kernel after them (its step is the fastest), all from the
+    compile workers: each call on the way gives the values NumPy's backpropagation does,
+    and once the one kernel is in, calls run it alone."""
+    import tf_numba.lowering.kernel_cache as kc
+    from tf_numba.lowering.plan import Plan
     monkeypatch.delenv("TF_NUMBA_REGIONS", raising=False)
     layers = 3
-    fn, (params, x, y) = _mlp(layers)
-    want_loss, want_grads = _reference(layers, params, x, y, [np.tanh] * layers)
-    want = [want_loss] + [g for pair in want_grads for g in pair]
-    f = tf.jit(tf.value_and_grad(fn))
-    spec = f.lower(params, x, y)
-    plan = spec.plan
+    fn, (params, x, y) = _mlp(layers, [tnp.tanh, tnp.tanh, tnp.sin])    # kernels of its own
+    program = tf.make_program(tf.value_and_grad(fn))(params, x, y)
+    args = tf.tree_util.tree_leaves((params, x, y))
+    hs = [x]
+    for w, b in params:
+        hs.append(np.tanh(hs[-1] @ w + b))
+    plan = Plan(program, kernel_cache=kc.KernelCache(directory=str(tmp_path)), tiered=True)
     assert plan.successor is not None and len(_kernel_keys(plan)) > 1
+    want = plan.interpret(list(args))
 
-    def check(out):
-        loss, grads = out
-        got = [loss] + [g for pair in grads for g in pair]
+    def check(got):
         for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
-    check(f(params, x, y))                      # interpreted; both sets sent for
-    plan.tiers.compile(tf.tree_util.tree_leaves((params, x, y)))
-    assert plan.ready and not plan.settled or plan.successor.settled
-    check(f(params, x, y))                      # the region kernels (or the one kernel)
-    spec.compile()                              # waits for the one kernel as well
+    check(plan.run(list(args)))         # interpreted; both sets sent to the workers
+    plan.tiers.compile(list(args))
+    assert plan.ready
+    check(plan.run(list(args)))         # the region kernels (or the one kernel, if in)
+    plan.compile(list(args))            # waits for the one kernel as well
     assert plan.settled and plan.final is plan.successor.plan and plan.final.single
-    check(f(params, x, y))
-    calls = []
-    final_kernel = plan.final.segments[0].kernel
-    monkeypatch.setattr(type(plan), "_drive", lambda self, args: calls.append(self))
-    check(f(params, x, y))                      # the one kernel alone: no region driver
-    assert calls == [] and final_kernel.compiled_for(
-        plan.final.segments[0].signature(tf.tree_util.tree_leaves((params, x, y))))
+    assert plan.final.segments[0].kernel.compiled_for(
+        plan.final.segments[0].signature(list(args)))
+    driven = []
+    monkeypatch.setattr(Plan, "_drive", lambda self, a: driven.append(self))
+    check(plan.run(list(args)))         # the one kernel alone: no region driver
+    assert driven == []
+    # and the interpreter agrees with NumPy's forward pass on the loss
+    np.testing.assert_allclose(want[0], np.mean((np.sin(hs[-2] @ params[2][0] + params[2][1])
+                                                 - y) ** 2), rtol=1e-12)
 
 
 def test_explicit_choices_get_no_successor():

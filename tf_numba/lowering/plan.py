@@ -324,16 +324,31 @@ class Plan:
 
     @property
     def schedules(self):
-        """The schedule of each compiled segment, in order."""
+        """The schedule of each compiled segment, in order (of the one kernel a plan of
+        region kernels hands over to: ``Successor``)."""
+        one = self.successor.made() if self.successor is not None else None
+        if one is not None:
+            return one.schedules
         return [seg.schedule for seg in self.segments if type(seg) is CompiledSegment]
 
     def as_text(self):
         """The program, its schedule and the generated source, each a section of its own
-        (``docs/schedule.md`` explains how to read them)."""
+        (``docs/schedule.md`` explains how to read them). A plan that runs region
+        kernels until its one kernel arrives (``Successor``) shows the one kernel."""
+        one = self.successor.made() if self.successor is not None else None
+        if one is not None:
+            regions = sum(1 for seg in self.segments if type(seg) is CompiledSegment)
+            return one._text(f"(until this kernel arrives, {regions} region kernels "
+                               "run: jit(f, regions=True) shows them)")
+        return self._text()
+
+    def _text(self, note=None):
         program = [f"== program: {len(self.program.eqns)} equations ==", str(self.program)]
         n = len(self.segments)
         schedule = [f"== schedule: {n} segment{'s' * (n != 1)}, "
                     f"{'parallel' if self.parallel else 'serial'} variant =="]
+        if note:
+            schedule.append(note)
         source = ["== source =="]
         for k, seg in enumerate(self.segments):
             if type(seg) is InterpretedStep:
@@ -388,13 +403,9 @@ class Successor:
             if self.settled:
                 return
             try:
-                if self.plan is None:
-                    regions = self.regions
-                    self.plan = Plan(regions.program, regions.kernel_cache, tiered=True,
-                                     regions=False)
-                    if not self.plan.single:       # (host steps between kernels)
-                        self.settled = True
-                        return
+                if self.made() is None:       # (host steps between kernels)
+                    self.settled = True
+                    return
                 seg = self.plan.segments[0]
                 if self.signature is None:
                     self.signature = seg.signature(list(args))
@@ -421,6 +432,15 @@ class Successor:
             except Exception as err:    # the region kernels compute the same values
                 self.settled = True
                 LOGGER.info("the one kernel of a region plan is not used: %s", err)
+
+    def made(self):
+        """The one-kernel plan (made on first use), or None if the program does not make
+        one kernel (host steps between kernels): the region kernels then stay."""
+        if self.plan is None:
+            regions = self.regions
+            self.plan = Plan(regions.program, regions.kernel_cache, tiered=True,
+                             regions=False)
+        return self.plan if self.plan.single else None
 
     def _take_over(self):
         self.plan.segments[0].first = False
