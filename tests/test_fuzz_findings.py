@@ -1,6 +1,7 @@
 """Regression tests for the bugs the differential fuzzer found (tests/fuzz, perf/FUZZ.md),
 each against an independent reference: NumPy's values or finite differences."""
 import numpy as np
+import pytest
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
@@ -30,6 +31,7 @@ def test_compiled_floor_divide_of_infinities_is_numpys():
 
 SVD_OF_AN_INFINITY = """
 import numpy as np
+import pytest
 import tf_numba.numpy as tnp
 rng = np.random.default_rng(3255)
 rng.normal(0, 2, ()), rng.normal(0, 1, (1, 4, 2)), rng.normal(0, 1, (1, 4, 2))
@@ -76,3 +78,57 @@ def test_compiled_complex_power_of_a_zero_base_is_numpys():
     z = np.complex128(0.7 - 1.3j)
     np.testing.assert_allclose(tf.jit(tnp.float_power, tiered=False)(a, z),
                                np.float_power(a, z))
+
+
+def test_compiled_complex_division_by_zero_is_numpys():
+    # numba raises ZeroDivisionError for a complex division by zero; NumPy divides each
+    # part by +0 (an infinity or NaN); the mean of an empty axis divides by a zero count
+    x = np.array([1 + 1j, -1 + 2j, 0j, 3 - 1j, 2 + 0j])
+    y = np.array([0j, 0j, 0j, 1 + 1j, complex(0, -0.0)])
+    for dtype in (np.complex128, np.complex64):
+        a, b = x.astype(dtype), y.astype(dtype)
+        with np.errstate(all="ignore"):
+            want = a / b
+        got = tf.jit(lambda a, b: a / b, tiered=False)(a, b)
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+        np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-6)
+        got = tf.jit(lax.rsqrt, tiered=False)(b)
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(1 / np.sqrt(b)))
+    empty = np.zeros((0, 3), np.complex128)
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        want = np.mean(empty, axis=0)
+    got = tf.jit(lambda e: tnp.mean(e, axis=0), tiered=False)(empty)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_linalg_of_float16_raises_a_dtype_error_as_numpy_refuses_it():
+    # LAPACK has no float16: NumPy and JAX refuse it; tf_numba's interpreter raised a
+    # KeyError (qr, svd) or NumPy's TypeError from inside a traced program
+    from tf_numba.errors import DTypeError
+    a = 2 * np.eye(3, dtype=np.float16)
+    for name, args in [("qr", (a,)), ("svdvals", (a,)), ("pinv", (a,)), ("inv", (a,)),
+                       ("solve", (a, a)), ("cholesky", (a,)), ("eigh", (a,)),
+                       ("matrix_rank", (a,))]:
+        with pytest.raises(TypeError):
+            getattr(np.linalg, name)(*args)
+        for call in (getattr(tnp.linalg, name),
+                     tf.jit(getattr(tnp.linalg, name), tiered=False)):
+            with pytest.raises(DTypeError, match="float16"):
+                call(*args)
+
+
+def test_a_small_loop_bodys_math_is_called_per_element_not_inlined():
+    # a loop body over a 12-element carry is written element by element; numba inlined
+    # vmath's cos32 at each element (~0.15 s of compile time apiece): jit(grad) of a
+    # while loop of cos(cos(c)) / (1 + cos(cos(c))^2) took 34 s to compile
+    def f(c):
+        return lax.fori_loop(0, 3, lambda i, c: tnp.cos(tnp.cos(c)) / (1.0 + tnp.sin(c) ** 2), c)
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3, 1)
+    jitted = tf.jit(f, tiered=False)
+    source = jitted.lower(x).as_text().split("== source ==")[1]
+    assert "vmath.cos32_called(" in source and "vmath.cos32(" not in source
+    want = x.astype(np.float64)
+    for _ in range(3):
+        want = np.cos(np.cos(want)) / (1 + np.sin(want) ** 2)
+    np.testing.assert_allclose(jitted(x), want, rtol=1e-5)

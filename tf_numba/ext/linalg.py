@@ -89,6 +89,9 @@ def _check_matrix(name, a, square=False):
                          f"{a.shape[-2]} x {a.shape[-1]})", op=name)
     if not dtypes.is_inexact(a.dtype):
         raise DTypeError(f"needs a float or complex dtype, got {a.dtype.name}", op=name)
+    if a.dtype == dtypes.float16:       # (NumPy's and JAX's linalg refuse it as well)
+        raise DTypeError("LAPACK has no float16: cast the matrix to float32 first "
+                         "(.astype(np.float32))", op=name)
 
 
 def _same(name, a):

@@ -40,18 +40,23 @@ class Elementwise(Lowering):
     primitive's input dtype. ``math``: it calls a math function (a loop of them pays for
     threads at fewer elements); ``complex=False``: numba has no NumPy-compatible version
     for complex operands (NumPy 2's complex sign, lexicographic order), so such an
-    equation runs its NumPy impl between kernels."""
-    __slots__ = ("template", "math", "complex")
+    equation runs its NumPy impl between kernels. ``one_element``: the template for code
+    written one element at a time, where it differs (a call, not numba's inlining of the
+    function at every element)."""
+    __slots__ = ("template", "math", "complex", "one_element")
 
-    def __init__(self, template, *, math=False, complex=True):
+    def __init__(self, template, *, math=False, complex=True, one_element=None):
         self.template, self.math, self.complex = template, math, complex
+        self.one_element = one_element or template
 
     def supports(self, eqn):
         return self.complex or _no_complex_operand(eqn)
 
-    def expression(self, eqn, args):
-        """Source of the scalar result of ``eqn`` on operand sources ``args``."""
-        return self.template(args, eqn.invars[-1].aval.dtype, eqn.outvars[0].aval.dtype)
+    def expression(self, eqn, args, one_element=False):
+        """Source of the scalar result of ``eqn`` on operand sources ``args`` (in code
+        written one element at a time: ``one_element``)."""
+        template = self.one_element if one_element else self.template
+        return template(args, eqn.invars[-1].aval.dtype, eqn.outvars[0].aval.dtype)
 
 
 class Reduction(Lowering):

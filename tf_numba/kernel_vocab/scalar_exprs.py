@@ -80,14 +80,27 @@ _FLOAT32_LANES = {"exp": "exp32", "log": "log32", "tanh": "tanh32", "sin": "sin3
                   "cos": "cos32"}
 
 
+# vmath functions numba inlines where they are called (so that a loop calling them
+# vectorizes), each beside a twin it calls instead (``<name>_called``)
+_INLINED = {"sin", "cos", "sin32", "cos32", "log1p"}
+
+
 def vmath(name):
     """Real ``name`` through vmath (vectorizes; numba's libm call does not): in float32
     lanes where vmath has them, else in float64 (float32 rounds back correctly); complex
-    via NumPy."""
-    def template(a, i, o):
-        if dtypes.is_complex(i):
-            return typed(f"np.{name}({a[0]})", o)
-        if i == dtypes.float32 and name in _FLOAT32_LANES:
-            return typed(f"vmath.{_FLOAT32_LANES[name]}({a[0]})", o)
-        return typed(f"vmath.{name}(np.float64({a[0]}))", o)
-    return Elementwise(template, math=True)
+    via NumPy. Code written one element at a time calls the twins of the functions numba
+    inlines: inlined at each of up to 16 elements of each operation, they cost numba
+    ~0.15 s of compile time apiece (a small loop body's gradient, 34 s), and a scalar has
+    no loop to vectorize."""
+    def written_as(called):
+        def template(a, i, o):
+            if dtypes.is_complex(i):
+                return typed(f"np.{name}({a[0]})", o)
+            fn, arg = name, f"np.float64({a[0]})"
+            if i == dtypes.float32 and name in _FLOAT32_LANES:
+                fn, arg = _FLOAT32_LANES[name], a[0]
+            if called and fn in _INLINED:
+                fn += "_called"
+            return typed(f"vmath.{fn}({arg})", o)
+        return template
+    return Elementwise(written_as(False), math=True, one_element=written_as(True))

@@ -77,7 +77,8 @@ def emit_region(em, region):
                 expr = _broadcast_element(em, eqn, position, local)
             else:
                 expr = fusion(eqn).expression(
-                    eqn, [element(em, a, position, local) for a in eqn.invars])
+                    eqn, [element(em, a, position, local) for a in eqn.invars],
+                    one_element=True)
             names.append(em.fresh("s"))
             em.emit(f"{names[-1]} = {expr}")
         local[v] = names

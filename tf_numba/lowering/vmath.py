@@ -694,3 +694,31 @@ def cos32(x):
     sin_r, cos_r, q = _sin_cos_parts32(x)
     y = np.float32(_quadrant(sin_r, cos_r, (q + 1) & 3))
     return y if abs(x) < np.inf else x - x
+
+
+# Twins of the functions numba inlines (``inline="always"``), which it calls instead: code
+# written one element at a time (lowering/unrolled.py) calls these, since each inlined
+# copy costs numba ~0.15 s of compile time and a scalar has no loop to vectorize
+@numba.njit(cache=True, error_model="numpy")
+def sin_called(x):
+    return sin(x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def cos_called(x):
+    return cos(x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def sin32_called(x):
+    return sin32(x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def cos32_called(x):
+    return cos32(x)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def log1p_called(x):
+    return log1p(x)

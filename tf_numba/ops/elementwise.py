@@ -179,6 +179,16 @@ def _floor_div_source(a, i, o):
                  f"if np.isfinite({x}) and np.isinf({y}) else np.nan))))", o)
 
 
+def _div_source(a, i, o):
+    if not dtypes.is_complex(i):
+        return typed(f"({a[0]} / {a[1]})", o)
+    # numba raises ZeroDivisionError for a complex division by zero; NumPy divides each
+    # part by +0 (an infinity, or NaN for a zero part)
+    x, y = a
+    return typed(f"({x} / {y} if {y} != 0 else "
+                 f"complex({x}.real / abs({y}.real), {x}.imag / abs({y}.real)))", o)
+
+
 def _pow_source(a, i, o):
     # a square as one multiply, not a call of np.power
     if a[1] == literal(2, i):
@@ -248,7 +258,7 @@ atanh_p, atanh = _declare("atanh", np.arctanh, INEXACT, SAME, call("np.arctanh",
 sqrt_p, sqrt = _declare("sqrt", np.sqrt, INEXACT, SAME, call("np.sqrt"))
 rsqrt_p, rsqrt = _declare(
     "rsqrt", _rsqrt, INEXACT, SAME,
-    written(lambda a, i, o: typed(f"({literal(1, o)} / np.sqrt({a[0]}))", o)))
+    written(lambda a, i, o: _div_source([literal(1, o), f"np.sqrt({a[0]})"], i, o)))
 cbrt_p, cbrt = _declare("cbrt", np.cbrt, FLOAT, SAME, call("np.cbrt", math=True))
 abs_p, abs = _declare("abs", np.abs, NUMERIC, REAL_PART, call("np.abs"))
 sign_p, sign = _declare("sign", np.sign, NUMERIC, SAME, written(_sign_source, complex=False))
@@ -275,7 +285,7 @@ stop_gradient_p, stop_gradient = _declare("stop_gradient", lambda x: x, ANY, SAM
 add_p, add = _declare("add", np.add, NUMERIC, SAME, infix("+"))
 sub_p, sub = _declare("sub", np.subtract, NUMERIC, SAME, infix("-"))
 mul_p, mul = _declare("mul", np.multiply, NUMERIC, SAME, infix("*"))
-div_p, div = _declare("div", np.true_divide, INEXACT, SAME, infix("/"))
+div_p, div = _declare("div", np.true_divide, INEXACT, SAME, written(_div_source))
 # NumPy `//`
 floor_div_p, floor_div = _declare("floor_div", np.floor_divide, REAL, SAME,
                                   written(_floor_div_source, complex=False))
