@@ -244,12 +244,7 @@ class Plan:
             outs = self._run_segments(args)      # compiles here, on the caller's thread
             self.ready = True
             return outs
-        first = self.tiers.jobs is None
-        outs = self.tiers.run(args)
-        if first and self.successor is not None:
-            # queued behind the region kernels: a worker takes it once they are taken
-            self.successor.advance(args, load=False)
-        return outs
+        return self.tiers.run(args)
 
     @property
     def settled(self):
@@ -371,9 +366,9 @@ class Plan:
 class Successor:
     """The one-kernel plan a tiered plan of region kernels hands over to (``Plan._build``:
     a program one kernel holds). The region kernels, few and shared, arrive first and
-    run; the one kernel of the whole program, queued behind them, compiles meanwhile and
-    takes over when it is in (a call by call check that costs a dict lookup). Should it
-    fail to compile, the region kernels stay: they compute the same values."""
+    run; the one kernel of the whole program, sent for once they run, compiles meanwhile
+    and takes over when it is in (a call by call check that costs a dict lookup). Should
+    it fail to compile, the region kernels stay: they compute the same values."""
 
     def __init__(self, regions):
         self.regions = regions
@@ -395,10 +390,12 @@ class Successor:
             self.advance(args)
         return self.regions._drive(args)
 
-    def advance(self, args, load=True):
-        """Send for the one kernel (once), or install it when it has arrived. One in
-        numba's disk cache is loaded (``load``) only by a call of the ready region plan:
-        numba is set up in this process by then, and a load costs milliseconds."""
+    def advance(self, args):
+        """Send for the one kernel (once), or install it when it has arrived. Called by
+        the ready region plan: sent for earlier, its compile would share the cores with
+        the region kernels' and delay them (an 8-layer MLP's region kernels arrived at
+        5.2 s instead of 1.8 s, a VAE's at 17.6 s instead of ~8 s); and numba is set up
+        in this process by then, so one in numba's disk cache loads in milliseconds."""
         with self.lock:
             if self.settled:
                 return
@@ -414,8 +411,6 @@ class Successor:
                     if kernel.compiled_for(signature):
                         return self._take_over()
                     if kernel.maybe_on_disk():
-                        if not load:
-                            return
                         if kernel.load_from_disk(signature):
                             self.regions.kernel_cache.stats["disk_hits"] += 1
                             return self._take_over()
