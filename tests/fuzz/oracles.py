@@ -223,7 +223,12 @@ def _rounded(eqn, ins, x, rng):
     ulps = np.finfo(x.dtype).eps * np.sqrt(terms)
     noise = np.real(_random_like(x, rng)).astype(x.real.dtype)
     if eqn.prim.name in PRODUCTS:
-        return x * (1 + ulps * noise)
+        # (in another order the partial products may pass the range on the way, where
+        # the factors below 1 alone underflow, or those above 1 overflow)
+        ends = [eqn.prim.impl(*[bound(np.abs(a), 1.0) for a in ins], **eqn.params)
+                for bound in (np.minimum, np.maximum)]
+        return np.where(ends[0] == 0, 0, np.where(np.isinf(ends[1]), np.inf, 1)
+                        * x * (1 + ulps * noise)).astype(x.dtype)
     magnitude = eqn.prim.impl(*[np.abs(a) for a in ins], **eqn.params)
     return (x + ulps * magnitude * noise).astype(x.dtype)
 
@@ -730,7 +735,7 @@ def finite_differences(run, rng):
             # rounds to the size of the matrix, so to the largest value of an output)
             return [((np.asarray(a) - np.asarray(b)) / (2 * h),
                      FD_ULPS * np.finfo(np.float64).eps * sizes(np.abs(a) + np.abs(b))
-                     / (2 * h)) for a, b in zip(plus, minus)]
+                     / (2 * h), (np.abs(a) + np.abs(b)) / 2) for a, b in zip(plus, minus)]
 
     normwise = any(op.startswith("linalg:") for op in run.program.ops)
 
@@ -741,18 +746,23 @@ def finite_differences(run, rng):
     if wide is None or narrow is None:
         return 0
     n = 0
-    for k, (t, (d1, _), (d2, rounding)) in enumerate(zip(jv, wide, narrow)):
+    for k, (t, (d1, _, _), (d2, rounding, size)) in enumerate(zip(jv, wide, narrow)):
         t = np.asarray(t)
         with np.errstate(all="ignore"):
             scale = np.abs(d1) + np.abs(d2) + 1e-3 * (np.abs(d2).max() if d2.size else 0) \
                 + 1e-6
             tol = 1e-4 * scale + rounding
             smooth = np.abs(d1 - d2) <= tol
-            ok = (np.abs(t - d1) <= tol) | (np.abs(t - d2) <= tol) | ~smooth \
+            # (a step that moves a value by more than its size, cos(exp(x y)) at
+            # exp(x y) = 1e7, differences no slope: the two sizes may agree by chance)
+            resolved = step * np.abs(t) <= size + 1
+            ok = (np.abs(t - d1) <= tol) | (np.abs(t - d2) <= tol) | ~smooth | ~resolved \
                 | ~np.isfinite(d1) | ~np.isfinite(d2)
-        if not ok.all() and _infinities(run.traced, _substituted(run.args, ins, primals)):
-            # (a tangent through an infinite value is 0 * inf, NaN, in JAX as here: the
-            # derivative of 0 ** y at y < 0; the differences of a constant inf are 0)
+        if not ok.all() and _infinities(tf.make_program(
+                lambda *p: tf.jvp(g, p, tuple(tangents))[1])(*primals), primals):
+            # (a tangent through an infinite value or derivative is 0 * inf, NaN, in JAX
+            # as here: 0 ** y at y < 0, cbrt at relu's 0; the differences of a constant
+            # are 0)
             ok |= np.isnan(t)
         if not ok.all():
             at = tuple(np.argwhere(~ok)[0])
@@ -908,9 +918,10 @@ def _jax_function(program, jax):
     return namespace["f"]
 
 
-# an integer divided by zero is 0 in NumPy (and tf_numba), -1 or the dividend in XLA
+# an integer divided by zero is 0 in NumPy (and tf_numba), -1 or the dividend in XLA; an
+# integer's reciprocal is an integer in NumPy (1 // x), a float in JAX
 INTEGER_DIVISION = {"binary://", "binary:%", "binary:floor_divide", "binary:remainder",
-                    "binary:fmod"}
+                    "binary:fmod", "unary:reciprocal"}
 # a complex power of zero is 0 in NumPy (npy_cpow, and tf_numba) where the exponent's real
 # part is positive, NaN in XLA
 POWERS = {"binary:**", "binary:power", "binary:float_power"}
@@ -1213,9 +1224,13 @@ def _one_bad_input(run, mutated, what, check, jit):
     if len(values) >= 2:
         (n0, v0), *others = values.items()
         for name, v in others:
-            # (normwise: a matmul's terms that cancel leave rounding of their size, and
-            # there is no moved reference here to say how far)
+            # (normwise: a matmul's terms that cancel leave rounding of their size; and
+            # what the mutant's values move at inputs moved by a few ulps: a variance of
+            # equal rows is rounding alone)
             problem = difference(v, v0, rtol=run.rtol, normwise=True)
+            if problem and program is not None:
+                moved = moved_reference(program, [np.asarray(a) for a in mutated], v0)
+                problem = difference(v, v0, moved, rtol=run.rtol, normwise=True)
             if problem and not _unstable(v0):
                 raise Finding("bad-input", f"{what}: {name} and {n0} differ: {problem}",
                               run.program, check)
