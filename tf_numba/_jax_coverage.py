@@ -59,9 +59,6 @@ EXCLUDED = {
         "point-to-point sends and ragged exchanges between devices: on one device there is "
         "no other to exchange with (the other collectives are tf.lax's, over axes of size "
         "1)": ["psend", "precv", "ragged_all_to_all"],
-        "XLA's bit generator, whose outputs are unsigned integers, which tf_numba does not "
-        "store yet (tf.random.bits draws bits from keys)": ["rng_bit_generator",
-                                                            "RandomAlgorithm"],
     },
     "jax.random": {
         "typed keys' dtype: tf.random's keys are (2,) int64 word arrays": ["key_dtype"],

@@ -16,7 +16,7 @@ shapes), with JAX's signatures and semantics.
 | | platform_dependent, tokens: identities here |
 | ``parallel`` | the collectives (psum, all_gather, axis_index, ...) over the one device's |
 | | named axes, each of size 1 |
-| ``rng`` | rng_uniform: XLA's stateful generator |
+| ``rng`` | rng_uniform, rng_bit_generator: XLA's stateful and stateless generators |
 | ``linalg`` | ``tf.lax.linalg``: JAX's ``jax.lax.linalg`` |
 
 >>> from tf_numba import lax
