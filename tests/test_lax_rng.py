@@ -13,7 +13,7 @@ import tf_numba as tf
 from tf_numba import lax
 from tf_numba.errors import DTypeError, ShapeError
 from tf_numba.lax.rng import philox4x32
-from tf_numba.ops.threefry import threefry2x32_words
+from tf_numba.numerics import threefry2x32_words
 
 ALGORITHMS = list(lax.RandomAlgorithm)
 KEYS = (np.array([7, 8, 9, 10], np.uint32), np.array([7 | 8 << 32, 9 | 10 << 32], np.uint64))

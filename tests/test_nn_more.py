@@ -75,6 +75,44 @@ def test_activation_matches_jax(name):
                                atol=1e-300)
 
 
+STANDARDIZE_CASES = {
+    "computed": {}, "stable": dict(algorithm="stable"), "epsilon": dict(epsilon=0.5),
+    "mean": dict(mean=np.full((4, 1), 0.25)), "variance": dict(variance=np.full((4, 1), 2.0)),
+    "both": dict(mean=np.zeros((4, 1)), variance=np.ones((4, 1)), epsilon=0.0),
+    "where": dict(where=np.arange(12).reshape(4, 3) % 4 != 1),
+    "where stable": dict(where=np.arange(12).reshape(4, 3) % 4 != 1, algorithm="stable"),
+    "axis 0": dict(axis=0),
+}
+
+
+@pytest.mark.skipif(not HAS_JAX, reason="jax is not installed")
+@pytest.mark.parametrize("case", sorted(STANDARDIZE_CASES))
+def test_standardize_matches_jax(case):
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    kw = STANDARDIZE_CASES[case]
+    x = np.sin(np.arange(12.0)).reshape(4, 3) * 2.0 + 3.0
+    want = jax.nn.standardize(x, **kw)
+    np.testing.assert_allclose(nn.standardize(x, **kw), want, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(tf.jit(lambda v: nn.standardize(v, **kw))(x), want,
+                               rtol=1e-13, atol=1e-15)
+    g = lambda v: jax.numpy.sum(jax.numpy.sin(jax.nn.standardize(v, **kw)))  # noqa: E731
+    np.testing.assert_allclose(
+        tf.grad(lambda v: tnp.sum(tnp.sin(nn.standardize(v, **kw))))(x), jax.grad(g)(x),
+        rtol=1e-10, atol=1e-13)
+
+
+def test_standardize_fast_variance_is_clipped_at_zero_and_stable_is_exact():
+    # a constant row: mean(x^2) - mean^2 rounds below 0 for the "fast" variance
+    x = np.full((1, 3), 0.1 + 1e8)
+    assert np.all(np.isfinite(nn.standardize(x, epsilon=0.0 + 1e-30)))
+    spread = np.array([[1e8 + 1.0, 1e8 - 1.0]])
+    np.testing.assert_allclose(nn.standardize(spread, epsilon=0.0, algorithm="stable"),
+                               [[1.0, -1.0]], rtol=1e-12)
+    with pytest.raises(tf.errors.ArgumentError, match="'fast' or 'stable'"):
+        nn.standardize(spread, algorithm="exact")
+
+
 # ---------------------------------------------------------------- attention
 
 RNG = np.random.default_rng(0)

@@ -396,11 +396,23 @@ def _inexact_leaves(leaves):
     return [i for i, x in enumerate(leaves) if dtypes.is_inexact(_aval(_as_array(x)).dtype)]
 
 
+def _is_float0(x):
+    return getattr(x, "dtype", None) == dtypes.float0
+
+
+def _float0_where_integer(values, avals):
+    """JAX's derivatives of integer and bool values: ``float0`` zeros of their shape."""
+    return [v if dtypes.is_inexact(a.dtype) else np.zeros(a.shape, dtypes.float0)
+            for v, a in zip(values, avals)]
+
+
 def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
     if primal_tree != tangent_tree:
         raise ArgumentError(f"tangents have structure {tangent_tree}, primals have "
                            f"{primal_tree}; they must match", op="jvp", source=user_source())
     for i, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
+        if _is_float0(t) and not dtypes.is_inexact(_aval(p).dtype):
+            t = np.zeros(np.shape(t), _aval(p).dtype)   # JAX's tangent of an integer
         pa, ta = _aval(p), _aval(_as_array(t))
         if pa.shape != ta.shape or (dtypes.is_inexact(pa.dtype) and pa.dtype != ta.dtype):
             raise ShapeError(f"tangent {i} is {ta}, its primal is {pa}; a tangent needs "
@@ -408,7 +420,9 @@ def _check_tangents(primal_leaves, tangent_leaves, primal_tree, tangent_tree):
 
 
 def jvp(fn, primals, tangents):
-    """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX."""
+    """Forward mode: ``jvp(f, (x,), (t,)) -> (f(x), df(x)·t)``, as in JAX. An integer or
+    bool input's tangent is a ``float0`` zero (JAX's) or a zero of its dtype; an integer
+    output's is a ``float0`` zero."""
     primals, tangents = tuple(primals), tuple(tangents)
     p_leaves, p_tree = pytree.flatten(primals)
     t_leaves, t_tree = pytree.flatten(tangents)
@@ -423,8 +437,9 @@ def jvp(fn, primals, tangents):
     flat = _eager_results(eval_program(
         program, traced.inputs + traced.captured + traced.const_values + tangent_args))
     k = len(traced.program.outvars)
+    tangents_out = _float0_where_integer(flat[k:], traced.program.out_avals)
     return (pytree.unflatten(traced.out_tree, flat[:k]),
-            pytree.unflatten(traced.out_tree, flat[k:]))
+            pytree.unflatten(traced.out_tree, tangents_out))
 
 
 def linearize(fn, *primals):
@@ -447,16 +462,17 @@ def linearize(fn, *primals):
         t_leaves, t_tree = pytree.flatten(tangents)
         _check_tangents(traced.leaves, t_leaves, traced.in_tree, t_tree)
         ts = [_as_array(t_leaves[i]) for i in diff]
-        return pytree.unflatten(traced.out_tree,
-                                _eager_results(eval_program(linear, residuals + ts)))
+        out = _eager_results(eval_program(linear, residuals + ts))
+        return pytree.unflatten(traced.out_tree, _float0_where_integer(
+            out, traced.program.out_avals))
     return pytree.unflatten(traced.out_tree, _eager_results(outs[:k])), f_jvp
 
 
 def vjp(fn, *primals, has_aux=False):
     """Reverse mode: ``vjp(f, x) -> (f(x), vjp_fn)`` with ``vjp_fn(ct) -> (ct_x,)``, as in JAX.
 
-    With ``has_aux=True``: ``(f(x)[0], vjp_fn, aux)``. Integer and bool inputs get zero
-    cotangents of their own dtype.
+    With ``has_aux=True``: ``(f(x)[0], vjp_fn, aux)``. Integer and bool inputs get
+    ``float0`` zero cotangents, and an integer output's cotangent may be one, as JAX's.
     """
     trees = {}
 
@@ -490,6 +506,8 @@ def vjp(fn, *primals, has_aux=False):
                                f"output structure {out_tree}", op="vjp", source=user_source())
         cts = []
         for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
+            if _is_float0(c) and not dtypes.is_inexact(aval.dtype):
+                c = np.zeros(np.shape(c), aval.dtype)   # JAX's cotangent of an integer
             c = _as_array(c)
             if _aval(c).shape != aval.shape:
                 raise ShapeError(f"cotangent {i} has shape {_aval(c).shape}, the "
@@ -497,7 +515,7 @@ def vjp(fn, *primals, has_aux=False):
             cts.append(c)
         it = iter(eval_program(transposed, residuals + cts))
         differentiated = set(diff_idx)
-        grads = [next(it) if i in differentiated else np.zeros(_aval(x).shape, _aval(x).dtype)
+        grads = [next(it) if i in differentiated else np.zeros(_aval(x).shape, dtypes.float0)
                  for i, x in enumerate(traced.leaves)]
         return pytree.unflatten(traced.in_tree, _eager_results(grads))
 

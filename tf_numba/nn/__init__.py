@@ -25,7 +25,7 @@ import tf_numba.numpy as tnp
 from ..core import dtypes
 from ..core.linear import aval_of
 from ..core.shapes import Sym
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
 from ..numpy import _promote as P
 from ..numpy.reductions import _count
 from ..ops import elementwise as ew
@@ -453,29 +453,33 @@ def _reduced_axes(x, axis, name):
     return P.axes_arg(axis, len(_shape(x)), name)
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
     """``(x - mean) / sqrt(variance + epsilon)`` over ``axis``, as ``jax.nn.standardize``.
 
-    The mean and variance are computed (over entries where ``where`` is True) unless given;
-    a computed variance is the mean squared deviation, a variance left out next to a given
-    mean is ``mean(x**2) - mean**2``, as JAX.
+    The mean and variance are computed (over entries where ``where`` is True) unless given.
+    A computed variance is, as JAX's, ``mean(x**2) - mean**2`` clipped at 0 with
+    ``algorithm="fast"`` (JAX's default; it loses digits when the mean is large against
+    the spread) and the mean squared deviation with ``algorithm="stable"``.
 
     >>> nn.standardize(np.array([1.0, 3.0]), epsilon=0.0)
     array([-1.,  1.])
     """
+    if algorithm not in ("fast", "stable"):
+        raise ArgumentError(f"algorithm={algorithm!r}: 'fast' or 'stable'",
+                            op="standardize")
     x = _float(x, "standardize")
     axes = _reduced_axes(x, axis, "standardize")
     kw = dict(axis=axes, keepdims=True) if where is None else \
         dict(axis=axes, keepdims=True, where=where)
     if mean is None:
         mean = tnp.mean(x, **kw)
-        centered = x - mean
-        if variance is None:
+    centered = x - mean
+    if variance is None:
+        if algorithm == "stable":
             variance = tnp.mean(centered * centered, **kw)
-    else:
-        centered = x - mean
-        if variance is None:
-            variance = tnp.mean(x * x, **kw) - mean * mean
+        else:
+            variance = tnp.maximum(tnp.mean(x * x, **kw) - mean * mean, 0)
     return centered * ew.rsqrt(floats("standardize", variance + epsilon)[0])
 
 
@@ -487,7 +491,7 @@ def layer_norm(x, scale=None, bias=None, *, axis=-1, epsilon=1e-5):
     >>> nn.layer_norm(np.array([[1.0, 3.0]]), np.array([2.0, 2.0]), epsilon=0.0)
     array([[-2.,  2.]])
     """
-    y = standardize(x, axis, epsilon=epsilon)
+    y = standardize(x, axis, epsilon=epsilon, algorithm="stable")
     if scale is not None:
         y = y * scale
     if bias is not None:
