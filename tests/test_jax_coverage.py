@@ -50,3 +50,28 @@ def test_the_name_lists_are_those_of_the_installed_jax():
     fresh = json.loads(out)["modules"]
     for module, names in modules.items():
         assert fresh[module] == names, module
+
+
+def test_the_promotion_pairs_that_differ_from_jax_s_are_those_listed():
+    import numpy as np
+
+    import tf_numba.numpy as tnp
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+             "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+    listed = {(a, b): (ours, jax) for a, b, ours, jax in cov.PROMOTION_DIFFERS}
+    listed.update({(b, a): v for (a, b), v in list(listed.items())})
+    assert len(listed) == 28
+    for a in names:
+        for b in names:
+            ours = tnp.result_type(np.dtype(a), np.dtype(b))
+            assert ours == np.promote_types(a, b)
+            if (a, b) in listed:
+                assert ours == listed[a, b][0]
+    if importlib.util.find_spec("jax") is None:
+        return
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    differ = {(a, b): (str(np.promote_types(a, b)), str(jax.numpy.promote_types(a, b)))
+              for a in names for b in names
+              if np.promote_types(a, b) != jax.numpy.promote_types(a, b)}
+    assert differ == listed

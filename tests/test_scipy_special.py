@@ -1,13 +1,15 @@
 """tf_numba.scipy.special: SciPy's values (float32 and float64) at ordinary and extreme
 inputs, derivatives against closed forms and finite differences to second order, the
 missing derivative of polygamma in its order, and jit equal to the interpreter."""
+import functools
+
 import numpy as np
 import pytest
 import scipy.special as sps
 
 import tf_numba as tf
 import tf_numba.numpy as tnp
-from tf_numba.errors import DTypeError, MissingRuleError
+from tf_numba.errors import DTypeError, MissingRuleError, UnsupportedError
 from tf_numba.scipy import special
 
 from ad_checks import check_grads
@@ -733,5 +735,48 @@ def test_bessel_jn_bernoulli_and_the_missing_parameter_derivatives():
     assert special.comb(5, 2) == 10.0 and special.comb(2, 5) == 0.0
     assert special.comb(3, 2, repetition=True) == sps.comb(3, 2, repetition=True)
     assert np.isnan(special.loggamma(-0.5)) and tf.grad(special.loggamma)(-0.5) == 0.0
-    with pytest.raises(MissingRuleError, match="hyp2f1"):
-        tf.grad(lambda a: special.hyp2f1(a, 1.0, 2.0, 0.5))(1.0)
+    with pytest.raises(UnsupportedError, match="the degree n is an integer"):
+        tf.grad(lambda n: special.sph_harm_y(n, 1, 0.3, 0.5).real)(2.0)
+    assert tf.grad(lambda n: special.sph_harm_y(n, 1, 0.3, 0.5).real,
+                   allow_int=True)(2).dtype == tf.float0
+
+
+# (a, b, c, x): Gauss's series on both sides of 0, a polynomial (a = -2), x near 1
+HYP2F1_POINTS = np.array([(0.5, 1.3, 2.2, 0.3), (1.5, -0.7, 3.1, -0.8), (-2.0, 1.3, 2.5, 0.6),
+                          (0.3, 0.4, 1.2, -3.0), (0.7, 1.1, 0.9, 0.95)]).T
+
+
+@pytest.mark.parametrize("orders", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (0, 2, 0),
+                                    (1, 0, 1)])
+def test_hyp2f1_parameter_derivatives_match_mpmath(orders):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 30
+    want = [float(mpmath.diff(lambda a, b, c: mpmath.hyp2f1(a, b, c, x), (a, b, c), orders))
+            for a, b, c, x in HYP2F1_POINTS.T]
+    f = special.hyp2f1
+    for p, n in enumerate(orders):          # differentiate in each parameter its times
+        for _ in range(n):
+            f = functools.partial(lambda g, q, *args: tf.grad(g, argnums=q)(*args), f, p)
+    got = [f(*point) for point in HYP2F1_POINTS.T]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_hyp2f1_parameter_derivatives_match_jax_compiled_and_batched():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.scipy.special as jsp
+    # where JAX's series converges in its 250 terms, and a and b are not negative integers
+    # (JAX's digamma(a + k) - digamma(a) is NaN there; the polynomial's derivative is not)
+    a, b, c, x = np.column_stack([HYP2F1_POINTS[:, :2], [2.5, 0.8, 4.0, 0.5]])
+    ours = tf.jit(tf.vmap(tf.grad(special.hyp2f1, argnums=(0, 1, 2))))(a, b, c, x)
+    theirs = jax.vmap(jax.grad(jsp.hyp2f1, argnums=(0, 1, 2)))(a, b, c, x)
+    np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-12)
+
+
+def test_hyp2f1_parameter_derivatives_are_nan_where_the_series_is_not_and_say_what_lacks():
+    assert np.isnan(tf.grad(special.hyp2f1)(0.5, 1.0, 2.0, 1.5))
+    assert np.isnan(tf.grad(special.hyp2f1, argnums=2)(0.5, 1.0, -1.0, 0.5))   # a pole
+    with pytest.raises(UnsupportedError, match="all three"):
+        tf.grad(tf.grad(tf.grad(special.hyp2f1), argnums=1), argnums=2)(0.5, 1.0, 2.0, 0.3)
+    with pytest.raises(UnsupportedError, match="in x after"):
+        tf.grad(tf.grad(special.hyp2f1), argnums=3)(0.5, 1.0, 2.0, 0.3)

@@ -92,6 +92,26 @@ EXCLUDED = {
     },
 }
 
+# Where JAX's promotion (with x64 on) and NumPy 2's differ: (a, b, NumPy 2's result, JAX's),
+# each pair in both orders, 28 of the 196 ordered pairs of the 14 dtypes both have.
+# tf_numba promotes as NumPy 2 (tests/test_jax_coverage.py checks both columns).
+PROMOTION_DIFFERS = [
+    ("int32", "complex64", "complex128", "complex64"),
+    ("int64", "complex64", "complex128", "complex64"),
+    ("uint32", "complex64", "complex128", "complex64"),
+    ("uint64", "complex64", "complex128", "complex64"),
+    ("int16", "float16", "float32", "float16"),
+    ("uint16", "float16", "float32", "float16"),
+    ("int32", "float16", "float64", "float16"),
+    ("int64", "float16", "float64", "float16"),
+    ("uint32", "float16", "float64", "float16"),
+    ("uint64", "float16", "float64", "float16"),
+    ("int32", "float32", "float64", "float32"),
+    ("int64", "float32", "float64", "float32"),
+    ("uint32", "float32", "float64", "float32"),
+    ("uint64", "float32", "float64", "float32"),
+]
+
 # the modules that have every JAX name but the excluded ones
 COMPLETE = ("jax", "jax.lax", "jax.numpy", "jax.numpy.linalg", "jax.numpy.fft", "jax.nn",
             "jax.nn.initializers", "jax.random", "jax.tree", "jax.tree_util", "jax.debug",
@@ -158,6 +178,18 @@ def render():
         shown = ", ".join(f"`{n}`" for n in missing) if missing else "-"
         out.append(f"| `{module}`{mark} | {len(had)} of {len(names)} | {len(skip)} | "
                    f"{shown} |")
+    out += ["", "### Dtype promotion", "",
+            "tf_numba promotes dtypes as NumPy 2 does (`tnp.result_type` is NumPy's, with "
+            "Python scalars weak as NEP 50), not by JAX's lattice, so a program ported "
+            "from NumPy keeps its dtypes. Of the 196 ordered pairs of the 14 dtypes both "
+            "have (bool, int8 to uint64, float16 to float64, complex64, complex128), JAX "
+            "(with x64 on) gives another result for 28, the 14 pairs below in either "
+            "order: an integer whose values the float cannot all hold (16 bits or more with "
+            "float16, 32 or more with float32 or complex64). NumPy widens the float so "
+            "that the integer fits; JAX keeps the float's width. "
+            "Cast the integer first (`n.astype(x.dtype)`) to get JAX's dtype.", "",
+            "| operands | tf_numba (NumPy 2) | JAX |", "| --- | --- | --- |"]
+    out += [f"| `{a}`, `{b}` | `{ours}` | `{jax}` |" for a, b, ours, jax in PROMOTION_DIFFERS]
     out += ["", "Left out, and why:", "",
             f"- every module: the names ending in `_p`: {_PRIMITIVES}."]
     for module, reasons in EXCLUDED.items():

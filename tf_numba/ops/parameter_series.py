@@ -14,6 +14,9 @@ from one pass.
   pi^(s-1) sin(pi s/2) Gamma(1-s) zeta(1-s)``.
 * ``hyp1f1_dab(a, b, x, i, j)``: ``d^(i+j)/da^i db^j M(a, b, x)``, Kummer's series for
   ``x >= 0`` and his transformation ``M(a, b, x) = e^x M(b - a, b, -x)`` below.
+* ``hyp2f1_dabc(a, b, c, x, orders)``: a derivative of ``2F1(a, b; c; x)`` in up to two of
+  its parameters, Gauss's series for ``0 <= x < 1`` and Pfaff's transformation
+  ``2F1(a, b; c; x) = (1 - x)^-a 2F1(a, c - b; c; x / (x - 1))`` below (DLMF 15.8.1).
 
 Computed in float64; the accuracy each reaches is stated on the public functions in
 ``tf_numba.scipy.special``.
@@ -181,3 +184,50 @@ def hyp1f1_dab(a, b, x, i, j):
             jet = _kummer_series(jb - ja, jb, -x[part]) * np.exp(x[part])
         out[part] = jet[i, j]
     return out * (math.factorial(i) * math.factorial(j))
+
+
+# ---------------------------------------------------------------- hyp2f1
+
+def _gauss_series(a, b, c, z):
+    """Jet of ``2F1(a, b; c; z) = sum_k (a)_k (b)_k / (c)_k z^k / k!`` for ``0 <= z < 1``,
+    and per point whether it converged."""
+    term = _constant(np.ones_like(z), a.shape[:2])
+    total = term.copy()
+    done = np.zeros(z.shape, bool)
+    for k in range(1, MAX_TERMS):
+        term = _mul(_mul(term, _shift(a, k - 1)),
+                    _mul(_shift(b, k - 1), _recip(_shift(c, k - 1)))) * (z / k)
+        total = total + term
+        growing = (np.abs((a[0, 0] + k) * (b[0, 0] + k) * z)
+                   > np.abs((c[0, 0] + k) * (k + 1)))
+        done = _converged(term, total) & ~growing
+        if np.all(done):
+            break
+    return total, done
+
+
+def hyp2f1_dabc(a, b, c, x, orders):
+    """``d^(i+j+k)/da^i db^j dc^k hyp2f1(a, b, c, x)`` for ``orders = (i, j, k)``, at most
+    two of them nonzero; NaN for ``x >= 1`` (where the series diverges), at the poles
+    ``c = 0, -1, ...``, at NaN and where the series has not converged in ``MAX_TERMS``
+    terms (``x`` within ~1e-3 of 1)."""
+    a, b, c, x = np.broadcast_arrays(*(np.asarray(t, np.float64) for t in (a, b, c, x)))
+    out = np.full(a.shape, np.nan)
+    varying = [p for p in range(3) if orders[p]]
+    shape = tuple(orders[p] + 1 for p in varying) + (1,) * (2 - len(varying))
+    ok = (np.isfinite(a) & np.isfinite(b) & np.isfinite(c) & (x < 1)
+          & ~((c <= 0) & (c == np.floor(c))))
+    for part, pfaff in ((ok & (x >= 0), False), (ok & (x < 0), True)):
+        if not part.any():
+            continue
+        ja, jb, jc = (_variable(v[part], shape, varying.index(p)) if p in varying
+                      else _constant(v[part], shape) for p, v in enumerate((a, b, c)))
+        xs = x[part]
+        if pfaff:
+            jet, done = _gauss_series(ja, jc - jb, jc, xs / (xs - 1))
+            jet = _mul(jet, _exp(ja * -np.log1p(-xs)))
+        else:
+            jet, done = _gauss_series(ja, jb, jc, xs)
+        value = jet[tuple(orders[p] for p in varying) + (0,) * (2 - len(varying))]
+        out[part] = np.where(done, value, np.nan)
+    return out * math.prod(math.factorial(n) for n in orders)

@@ -30,7 +30,7 @@ import numpy as np
 from ..core.linear import aval_of, defjvp, defzero
 from ..core.ir import ShapedArray
 from ..core.primitive import Primitive, register
-from ..errors import DTypeError, MissingRuleError
+from ..errors import DTypeError, MissingRuleError, UnsupportedError
 from ..numerics import ERF_INV
 from ..kernel_vocab.scalar_exprs import call, literal, typed, written
 from . import elementwise as ew
@@ -286,7 +286,10 @@ zeta_ds_p = Primitive("zeta_ds", _param_eval("zeta_ds"), _with_params(
 riemann_zeta_ds_p = Primitive("riemann_zeta_ds", _param_eval("riemann_zeta_ds"), _with_params(
     "riemann_zeta_ds", lambda s, *, n: _series_impl("zeta_ds")(s, s, n=n, riemann=True)))
 hyp1f1_dab_p = Primitive("hyp1f1_dab", _param_eval("hyp1f1_dab"), _series_impl("hyp1f1_dab"))
-for _prim in (iv_dv_p, zeta_ds_p, riemann_zeta_ds_p, hyp1f1_dab_p):
+# d^(i+j+k)/da^i db^j dc^k hyp2f1(a, b, c, x), at most two of the orders nonzero
+hyp2f1_dabc_p = Primitive("hyp2f1_dabc", _param_eval("hyp2f1_dabc"),
+                          _series_impl("hyp2f1_dabc"))
+for _prim in (iv_dv_p, zeta_ds_p, riemann_zeta_ds_p, hyp1f1_dab_p, hyp2f1_dabc_p):
     PRIMS[_prim.name] = _prim
 
 
@@ -308,6 +311,12 @@ def riemann_zeta_ds(s, n=1):
 def hyp1f1_dab(a, b, x, i=1, j=0):
     """``d^(i+j)/da^i db^j hyp1f1(a, b, x)`` (``parameter_series.hyp1f1_dab``)."""
     return hyp1f1_dab_p.bind(*_coerce([a, b, x]), i=i, j=j)
+
+
+def hyp2f1_dabc(a, b, c, x, orders=(1, 0, 0)):
+    """``d^(i+j+k)/da^i db^j dc^k hyp2f1(a, b, c, x)`` for ``orders = (i, j, k)``
+    (``parameter_series.hyp2f1_dabc``)."""
+    return hyp2f1_dabc_p.bind(*_coerce([a, b, c, x]), orders=tuple(orders))
 
 
 def gammainc_da(a, x, order=1):
@@ -456,6 +465,17 @@ def _rgamma_partial(g, ans, x):
 def _no_derivative(name):
     def partial(g, ans, *primals, **params):
         raise MissingRuleError(name, "jvp")
+    return partial
+
+
+def _integer_argument(name, what):
+    """The partial in an argument that is an integer (JAX takes only integer arrays
+    there, whose derivative is a float0 zero): an error that says so, not a zero."""
+    def partial(g, ans, *primals, **params):
+        raise UnsupportedError(
+            f"{what} is an integer, and {name} has no derivative in it (JAX takes only "
+            "integers there); pass it as an int (grad(..., allow_int=True) gives it a "
+            "float0 zero) and differentiate in the other arguments", op=name)
     return partial
 
 
@@ -613,6 +633,26 @@ def _hyp2f1_dx(g, ans, a, b, c, x):
     return ew.mul(g, ew.mul(ew.div(ew.mul(a, b), c), up))
 
 
+def _hyp2f1_dparam(p):
+    """The partial of ``hyp2f1`` (or of one of its parameter derivatives) in parameter
+    ``p`` (0, 1, 2: ``a``, ``b``, ``c``)."""
+    def partial(g, ans, a, b, c, x, orders=(0, 0, 0)):
+        up = tuple(n + (q == p) for q, n in enumerate(orders))
+        if sum(1 for n in up if n) > 2:
+            raise UnsupportedError(
+                f"a derivative of hyp2f1 in all three of a, b and c at once (orders {up}) "
+                "is not available; derivatives in up to two of them are",
+                op="hyp2f1")
+        return ew.mul(g, hyp2f1_dabc(a, b, c, x, up))
+    return partial
+
+
+def _hyp2f1_dabc_x(g, ans, a, b, c, x, *, orders):
+    raise UnsupportedError(
+        f"a derivative of hyp2f1 in x after one in its parameters (orders {orders}) is "
+        "not available; differentiate in x first", op="hyp2f1")
+
+
 def _wofz_partial(g, ans, z):
     """w'(z) = -2 z w(z) + 2i / sqrt(pi) (DLMF 7.10.2)."""
     two_i = np.asarray(2j / math.sqrt(math.pi), aval_of(z).dtype)
@@ -649,9 +689,10 @@ BINARY_JVP["binom"] = (
     lambda g, ans, n, k: ew.mul(g, _gamma_ratio(ans, ew.add(n, 1.0), ew.add(ew.sub(n, k), 1.0))),
     lambda g, ans, n, k: ew.mul(g, _gamma_ratio(ans, ew.add(ew.sub(n, k), 1.0), ew.add(k, 1.0))))
 QUATERNARY_JVP = {
-    "hyp2f1": (_no_derivative("hyp2f1"), _no_derivative("hyp2f1"), _no_derivative("hyp2f1"),
-               _hyp2f1_dx),
-    "sph_harm_y": (_no_derivative("sph_harm_y"), _no_derivative("sph_harm_y"),
+    # in the parameters by Gauss's series (JAX's too), in x by DLMF 15.5.1
+    "hyp2f1": tuple(_hyp2f1_dparam(p) for p in range(3)) + (_hyp2f1_dx,),
+    "sph_harm_y": (_integer_argument("sph_harm_y", "the degree n"),
+                   _integer_argument("sph_harm_y", "the order m"),
                    _sph_harm_dtheta, _sph_harm_dphi),
 }
 defzero(PRIMS["gammasgn"])   # piecewise constant
@@ -710,6 +751,7 @@ def _hyp1f1_dab_x(g, ans, a, b, x, *, i, j):
     return ew.mul(g, out)
 
 
+defjvp(hyp2f1_dabc_p, *(_hyp2f1_dparam(p) for p in range(3)), _hyp2f1_dabc_x)
 defjvp(iv_dv_p, lambda g, ans, v, x, *, n, scaled: ew.mul(g, iv_dv(v, x, n + 1, scaled)),
        _iv_dv_x)
 defjvp(zeta_ds_p, lambda g, ans, s, q, *, n: ew.mul(g, zeta_ds(s, q, n + 1)), _zeta_ds_q)

@@ -547,8 +547,13 @@ owens_t = _binary(sp.owens_t, "owens_t", """Owen's T function
 
 def hyp2f1(a, b, c, x):
     """The Gauss hypergeometric function ``2F1(a, b; c; x)`` (SciPy's values); derivative
-    in ``x``: ``a b / c 2F1(a + 1, b + 1; c + 1; x)``; none in ``a``, ``b``, ``c``
-    (``MissingRuleError``).
+    in ``x``: ``a b / c 2F1(a + 1, b + 1; c + 1; x)``; in ``a``, ``b``, ``c`` (as JAX's, and
+    to any order in up to two of them) by Gauss's series in truncated Taylor arithmetic
+    (Pfaff's transformation for ``x < 0``), to ~1e-14 relative for ``x`` below ~0.999,
+    NaN for ``x >= 1`` where JAX's series gives values that are not the derivative
+    (and the derivative of the polynomial at a negative integer ``a`` or ``b``, where
+    JAX's is NaN); a
+    derivative in ``x`` after one in the parameters is an ``UnsupportedError``.
 
     >>> special.hyp2f1(1.0, 1.0, 2.0, 0.5)     # -log(1 - x) / x
     np.float64(1.3862943611198901)
@@ -574,8 +579,9 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     """The spherical harmonic ``Y_n^m(theta, phi)`` of degree ``n`` and order ``m``
     (integers, ``|m| <= n``) at colatitude ``theta`` and longitude ``phi``, complex, with
     SciPy's normalization and phase (``scipy.special.sph_harm_y``; ``n_max``, JAX's bound
-    on the degrees, is not needed). Derivatives in ``theta`` and ``phi``; none in ``n``,
-    ``m``; ``diff_n`` is not available.
+    on the degrees, is not needed). Derivatives in ``theta`` and ``phi``; ``n`` and ``m``
+    are integers, as JAX's (a float ``n`` or ``m`` has no derivative: an
+    ``UnsupportedError``); ``diff_n`` is not available.
 
     >>> special.sph_harm_y(1, 0, 0.0, 0.0)
     np.complex128(0.48860251190291987+0j)
