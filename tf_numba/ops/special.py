@@ -648,9 +648,24 @@ def _hyp2f1_dparam(p):
 
 
 def _hyp2f1_dabc_x(g, ans, a, b, c, x, *, orders):
-    raise UnsupportedError(
-        f"a derivative of hyp2f1 in x after one in its parameters (orders {orders}) is "
-        "not available; differentiate in x first", op="hyp2f1")
+    """d/dx of ``d^(i+j+k)/da^i db^j dc^k 2F1``: the same derivative of ``a b c^-1
+    2F1(a+1, b+1; c+1; x)`` (DLMF 15.5.1) by Leibniz's rule (``a``'s and ``b``'s
+    derivatives stop at the first, ``c^-1``'s m-th is ``(-1)^m m! c^-(m+1)``)."""
+    i, j, k = orders
+    up = [ew.add(v, 1.0) for v in (a, b, c)]
+    out = None
+    for p in range(min(i, 1) + 1):
+        for q in range(min(j, 1) + 1):
+            for m in range(k + 1):
+                rest = (i - p, j - q, k - m)
+                t = hyp2f1(*up, x) if rest == (0, 0, 0) else hyp2f1_dabc(*up, x, rest)
+                coef = (math.comb(i, p) * math.comb(j, q) * math.comb(k, m) * (-1) ** m
+                        * math.factorial(m))
+                t = ew.mul(ew.div(t, ew.pow(c, float(m + 1)) if m else c), float(coef))
+                t = ew.mul(t, a) if p == 0 else t
+                t = ew.mul(t, b) if q == 0 else t
+                out = t if out is None else ew.add(out, t)
+    return ew.mul(g, out)
 
 
 def _wofz_partial(g, ans, z):

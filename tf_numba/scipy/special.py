@@ -552,8 +552,7 @@ def hyp2f1(a, b, c, x):
     (Pfaff's transformation for ``x < 0``), to ~1e-14 relative for ``x`` below ~0.999,
     NaN for ``x >= 1`` where JAX's series gives values that are not the derivative
     (and the derivative of the polynomial at a negative integer ``a`` or ``b``, where
-    JAX's is NaN); a
-    derivative in ``x`` after one in the parameters is an ``UnsupportedError``.
+    JAX's is NaN); one in all three parameters at once is an ``UnsupportedError``.
 
     >>> special.hyp2f1(1.0, 1.0, 2.0, 0.5)     # -log(1 - x) / x
     np.float64(1.3862943611198901)
