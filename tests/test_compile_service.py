@@ -554,6 +554,44 @@ def test_a_kernel_handed_another_layout_than_the_interpreter_gave_is_sent_for_no
     assert done.stdout.split() == ["True", "True", "[]"], done.stdout + done.stderr
 
 
+def test_a_kernel_shared_by_segments_compiles_once_though_the_interpreter_views_differ(
+        tmp_path):
+    """Two segments share one region kernel (``c @ w`` and ``tanh(z) @ w``); ``c`` is a
+    reshape of a strided input, which NumPy gives as a strided view and the kernel before
+    it as a C array. Typed from every interpreted call, the shared kernel was compiled
+    twice, once for a layout no compiled call hands it."""
+    source = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering.compile_service import SERVICE
+        from tf_numba.lowering.segments import CompiledSegment
+        B, T, H, Dh = 4, 5, 2, 3
+        def f(x, b, z, w):
+            c = x.reshape(B, T, H * Dh)
+            d = tnp.einsum("btd,bte->de", b, c)
+            return tnp.sum(d) + tnp.sum(c @ w) + tnp.sum(tnp.tanh(z) @ w)
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((B, T, H, 2 * Dh))[..., ::2]
+        b, z = rng.standard_normal((2, B, T, H * Dh))
+        w = rng.standard_normal((H * Dh, H * Dh))
+        c = x.reshape(B, T, H * Dh)
+        want = np.sum(np.einsum("btd,bte->de", b, c)) + np.sum(c @ w) + np.sum(np.tanh(z) @ w)
+        g = tf.jit(f, regions=True)
+        g(x, b, z, w)
+        plan = g.lower(x, b, z, w).plan.compile((x, b, z, w))
+        kernels = {id(s.kernel): s.kernel for s in plan.segments if type(s) is CompiledSegment}
+        shared = len(kernels) < sum(type(s) is CompiledSegment for s in plan.segments)
+        print(plan.ready, shared, SERVICE.info()["jobs"], len(kernels),
+              max(len(k.dispatcher.overloads) for k in kernels.values()),
+              abs(float(g(x, b, z, w)) - want) / abs(want))
+    """
+    done = _run_script(source, tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    ready, shared, jobs, kernels, overloads, error = done.stdout.split()
+    assert ready == shared == "True", done.stdout
+    assert jobs == kernels and overloads == "1", done.stdout
+    assert float(error) < 1e-13
+
+
 # -- a service that cannot hang: each case under a hard timeout, so a hang fails ----------
 
 def test_a_length_sweep_sends_one_job_and_finishes(tmp_path):

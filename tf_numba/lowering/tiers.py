@@ -166,6 +166,8 @@ class Tiers:
         wait for the same result."""
         wanted, outs = self.signatures(args)
         self.jobs, self.on_disk, self.elsewhere = [], [], []
+        if not self.plan.single:
+            wanted = one_signature_per_kernel(wanted)
         for seg, signature in wanted:
             kernel = seg.kernel
             if kernel.compiled_for(signature):
@@ -299,6 +301,28 @@ def as_written(value, inputs):
             type(x) is np.ndarray and np.may_share_memory(value, x) for x in inputs):
         return value
     return np.ascontiguousarray(value)
+
+
+def one_signature_per_kernel(wanted):
+    """``wanted`` ([(segment, signature)], read by the interpreter) with one signature per
+    kernel: the one it has machine code for, else the one with the most C-ordered arrays.
+    A kernel that several segments share (region kernels) may be handed other layouts by
+    the interpreter than by the kernels before it: NumPy's reshape of a strided array is
+    a strided view where a kernel's is C-ordered, so typing it from every interpreted call
+    compiled it twice, once for types no compiled call hands it. The first call on the
+    kernels types them again (``Tiers.run_checked``) and sends for any types still missing."""
+    chosen = {}
+    for seg, signature in wanted:
+        best = chosen.get(id(seg.kernel))
+        if best is None or _preferred(seg.kernel, signature) > _preferred(seg.kernel, best):
+            chosen[id(seg.kernel)] = signature
+    return [(seg, signature) for seg, signature in wanted
+            if chosen[id(seg.kernel)] == signature]
+
+
+def _preferred(kernel, signature):
+    return (kernel.compiled_for(signature),
+            sum(getattr(t, "layout", "C") == "C" for t in signature))
 
 
 def any_done(jobs):
