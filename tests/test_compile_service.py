@@ -592,6 +592,40 @@ def test_a_kernel_shared_by_segments_compiles_once_though_the_interpreter_views_
     assert float(error) < 1e-13
 
 
+def test_compiles_count_distinct_kernels_not_the_segments_sharing_them(tmp_path):
+    """A 4-layer and a 12-layer MLP of region kernels: the layers share their kernels, so
+    the deeper one compiles nothing more, and ``cache_info()['compiles']`` counts each
+    kernel compiled once (it counted every segment that installed it: 159 for 32 layers
+    of 7 kernels)."""
+    source = """
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering.segments import CompiledSegment
+        rng = np.random.default_rng(0)
+        def loss(params, x, y):
+            h = x
+            for w, b in params:
+                h = tnp.tanh(h @ w + b)
+            return tnp.mean((h - y) ** 2)
+        x, y = rng.standard_normal((2, 8, 16))
+        for layers in (4, 12):
+            params = [(rng.standard_normal((16, 16)) / 4, rng.standard_normal(16) / 4)
+                      for _ in range(layers)]
+            lowered = tf.jit(tf.value_and_grad(loss), regions=True).lower(params, x, y)
+            lowered.compile(params, x, y)
+            segments = [s for s in lowered.plan.segments if type(s) is CompiledSegment]
+            info = tf.cache_info()
+            print(len(segments), len({id(s.kernel) for s in segments}), info["compiles"],
+                  info["disk_hits"])
+    """
+    done = _run_script(source, tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    (segments4, kernels4, compiles4, hits4), (segments12, kernels12, compiles12, hits12) = (
+        map(int, line.split()) for line in done.stdout.splitlines())
+    assert segments12 > 2 * segments4 > 2 * kernels4 and kernels12 == kernels4, done.stdout
+    assert compiles4 == kernels4 and hits4 == 0, done.stdout
+    assert (compiles12, hits12) == (compiles4, hits4), done.stdout
+
+
 # -- a service that cannot hang: each case under a hard timeout, so a hang fails ----------
 
 def test_a_length_sweep_sends_one_job_and_finishes(tmp_path):

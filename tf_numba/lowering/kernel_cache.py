@@ -251,11 +251,11 @@ class Kernel:
         region kernels, one kernel shared by many segments, would meet on every call."""
         if self.path is None:
             return False
-        if self.compiled_for(signature):
-            return True
         dispatcher = self.dispatcher
         try:
             with numba.core.compiler_lock.global_compiler_lock:
+                if self.compiled_for(signature):      # (another thread loaded it)
+                    return True
                 cres = dispatcher._cache.load_overload(signature, dispatcher.targetctx)
                 if cres is None:
                     return False
@@ -268,18 +268,40 @@ class Kernel:
 
     def install(self, payload, signature):
         """Add a compile worker's result (numba's serialized compile result; None when the
-        worker found it in numba's disk cache, which this process then reads)."""
+        worker found it in numba's disk cache, which this process then reads). False when
+        the dispatcher has code for ``signature`` already (segments sharing the kernel, or
+        plans sharing a job, install it once)."""
+        if self.compiled_for(signature):
+            return False
         if payload is None:
             if not self.load_from_disk(signature):
                 raise RuntimeError(f"kernel {self.key}: the compile worker found it in the "
                                    "disk cache, but this process cannot read it there")
-            return
+            return True
         from numba.core import compiler
         with numba.core.compiler_lock.global_compiler_lock:
+            if self.compiled_for(signature):
+                return False
             context = self.dispatcher.targetctx
             context.refresh()       # as numba's cache does before it rebuilds a result
             cres = compiler.CompileResult._rebuild(context, *pickle.loads(payload))
             _add_overload(self.dispatcher, cres)
+        return True
+
+    def install_counted(self, job, signature, stats):
+        """``install`` ``job``'s result, counted in ``stats`` (a ``KernelCache``'s) as a
+        compile or, when the worker found it on disk, a disk hit: one per kernel and
+        signature this process gains, however many segments share the kernel."""
+        if self.install(job.payload, signature):
+            stats["disk_hits" if job.cached else "compiles"] += 1
+
+    def load_counted(self, signature, stats):
+        """``load_from_disk``, a disk hit counted in ``stats`` when it added code."""
+        had = self.compiled_for(signature)
+        loaded = self.load_from_disk(signature)
+        if loaded and not had:
+            stats["disk_hits"] += 1
+        return loaded
 
 
 def load_module(name, path, text):
@@ -557,5 +579,10 @@ numba.core.event.register("numba:compile", _CompileCounter())
 
 
 def cache_info():
-    """Kernel cache statistics: entries, hits, misses, compiles, disk_hits, bytes, ..."""
+    """Kernel cache statistics: entries, hits, misses, compiles, disk_hits, bytes, ...
+
+    ``compiles`` counts generated kernels compiled for this process (by its compile
+    workers or on its own thread), one per kernel and argument types, however many
+    segments or plans share the kernel; ``disk_hits`` counts those loaded from numba's
+    disk cache instead; ``helper_compiles`` the library's own numba helpers compiled here."""
     return KERNELS.info()

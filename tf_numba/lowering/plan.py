@@ -411,18 +411,14 @@ class Successor:
                     if kernel.compiled_for(signature):
                         return self._take_over()
                     if kernel.maybe_on_disk():
-                        if kernel.load_from_disk(signature):
-                            self.regions.kernel_cache.stats["disk_hits"] += 1
+                        if kernel.load_counted(signature, self.regions.kernel_cache.stats):
                             return self._take_over()
                     self.job = SERVICE.submit(kernel.request(signature))  # None: no room yet
                 elif job.done.is_set():
                     if job.error is not None:
                         self.settled = True
                         return
-                    if not kernel.compiled_for(signature):
-                        kernel.install(job.payload, signature)
-                    self.regions.kernel_cache.stats["disk_hits" if job.cached
-                                                    else "compiles"] += 1
+                    kernel.install_counted(job, signature, self.regions.kernel_cache.stats)
                     self._take_over()
             except Exception as err:    # the region kernels compute the same values
                 self.settled = True

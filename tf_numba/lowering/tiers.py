@@ -219,8 +219,7 @@ class Tiers:
         """Load the kernels the first call left for the disk cache, and send for any
         missing."""
         for seg, signature in self.on_disk:
-            if seg.kernel.load_from_disk(signature):
-                self.plan.kernel_cache.stats["disk_hits"] += 1
+            if seg.kernel.load_counted(signature, self.plan.kernel_cache.stats):
                 seg.first = False
             else:
                 self.send(seg, signature)
@@ -248,12 +247,10 @@ class Tiers:
             return self.give_up(f"compiling {failed.describe()} failed: {failed.error}",
                                  quiet=said)
         for seg, signature, job in jobs:
-            if not seg.kernel.compiled_for(signature):
-                try:
-                    seg.kernel.install(job.payload, signature)
-                except Exception as err:    # the interpreter keeps answering correctly
-                    return self.give_up(f"loading a compiled kernel failed: {err}")
-            self.plan.kernel_cache.stats["disk_hits" if job.cached else "compiles"] += 1
+            try:
+                seg.kernel.install_counted(job, signature, self.plan.kernel_cache.stats)
+            except Exception as err:    # the interpreter keeps answering correctly
+                return self.give_up(f"loading a compiled kernel failed: {err}")
             seg.first = False
         installed = {id(j) for j in jobs}
         self.jobs = [j for j in self.jobs if id(j) not in installed]
