@@ -115,8 +115,8 @@ def test_a_small_program_runs_its_region_kernels_then_hands_over_to_one_kernel(t
     import tf_numba.lowering.kernel_cache as kc
     from tf_numba.lowering.plan import Plan
     monkeypatch.delenv("TF_NUMBA_REGIONS", raising=False)
-    layers = 4          # (9 loop nests: the region kernels arrive first)
-    fn, (params, x, y) = _mlp(layers, [tnp.tanh] * 3 + [tnp.sin])       # kernels of its own
+    layers = 8          # (17 loop nests, 7 region kernels: the region kernels go first)
+    fn, (params, x, y) = _mlp(layers, [tnp.tanh] * 7 + [tnp.sin])       # kernels of its own
     program = tf.make_program(tf.value_and_grad(fn))(params, x, y)
     args = tf.tree_util.tree_leaves((params, x, y))
     hs = [x]
@@ -143,15 +143,17 @@ def test_a_small_program_runs_its_region_kernels_then_hands_over_to_one_kernel(t
     check(plan.run(list(args)))         # the one kernel alone: no region driver
     assert driven == []
     # and the interpreter agrees with NumPy's forward pass on the loss
-    np.testing.assert_allclose(want[0], np.mean((np.sin(hs[-2] @ params[3][0] + params[3][1])
+    np.testing.assert_allclose(want[0], np.mean((np.sin(hs[-2] @ params[7][0] + params[7][1])
                                                  - y) ** 2), rtol=1e-12)
 
 
 def test_explicit_choices_get_no_successor():
-    fn, args = _mlp(4)
+    fn, args = _mlp(8)
     assert _plan(fn, args, regions=True).successor is None
     one = _plan(fn, args, regions=False)
     assert one.successor is None and one.single
     assert tf.jit(tf.value_and_grad(fn), tiered=False).lower(*args).plan.successor is None
-    # a program of few nests gets its one kernel first
+    assert _plan(fn, args, regions=None).successor is not None
+    # a program of few nests, or whose region kernels share little, gets its one kernel
     assert _plan(*_mlp(2), regions=None).successor is None
+    assert _plan(*_mlp(4), regions=None).successor is None

@@ -88,40 +88,32 @@ class Plan:
         program = self.rewritten = prepare_for_lowering(program)
         groups = split(program)
         regions = regions_default(groups) if self.regions is None else self.regions
-        if regions is None:
-            # A program one kernel holds: that kernel's step is the fastest (no call per
-            # region, regions fused into row blocks), but its compile grows faster than
-            # the program (4 layers of an MLP: ~4 s against ~1.5 s for its shared region
-            # kernels). A tiered serial plan runs region kernels as soon as they arrive and
-            # hands over to the one kernel when it does (``Successor``); otherwise one kernel.
-            one = cut_large_groups(groups)
-            cut = cut_into_regions(groups)
-            regions = (self.tiered and not parallel and not self.symbolic
-                       and _regions_arrive_first(groups, cut))
-            if regions:
-                self.successor = Successor(self)
-            groups = cut if regions else one
-        else:
-            groups = cut_into_regions(groups) if regions else cut_large_groups(groups)
-        after = uses_after(program, groups)
-        # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
-        # products on the same one, so one library (run as wide as the engine) does all of
-        # its BLAS work
-        lapack = lapack_libraries(groups)
         consts = dict(program.consts)
         self.consts = consts
         self._shared = _shared_outputs(self.program.outvars, consts)    # (_as_arrays)
-        # region kernels write the values no output reaches into arrays the plan keeps
-        # between calls (its driver's), rather than allocate and return them
-        kept = private_values(program) if regions and not is_symbolic(program) else set()
-        for g, group in enumerate(groups):
-            if not isinstance(group, list):
-                self.segments.append(InterpretedStep(group))
-                continue
-            sub = segment_program(program, groups, g, after, consts)
-            self.segments.append(CompiledSegment(
-                sub, kernel_cache, parallel, products_on_numpy=products_on_numpy(lapack),
-                given=[v for v in sub.outvars if v in kept]))
+        if regions is None:
+            # A program one kernel holds: that kernel's step is the fastest (no call per
+            # region, regions fused into row blocks), but its compile grows faster than
+            # the program. Where its shared region kernels compile in much less (an MLP
+            # of 8 layers: 7 region kernels, 1.3 s of compile, against 4.5 s for its one
+            # kernel), a tiered serial plan runs them as soon as they arrive and hands
+            # over to the one kernel when it does (``Successor``); otherwise one kernel.
+            cut = cut_into_regions(groups)
+            regions = (self.tiered and not parallel and not self.symbolic
+                       and _regions_may_arrive_first(groups, cut))
+            if regions:
+                segments, lapack = self._segments(program, cut, True, kernel_cache, parallel)
+                regions = _regions_arrive_first(groups, segments)
+            if regions:
+                self.successor = Successor(self)
+            else:
+                segments, lapack = self._segments(program, cut_large_groups(groups), False,
+                                                  kernel_cache, parallel)
+        else:
+            groups = cut_into_regions(groups) if regions else cut_large_groups(groups)
+            segments, lapack = self._segments(program, groups, regions, kernel_cache,
+                                              parallel)
+        self.segments = segments
         kernels = [seg for seg in self.segments if type(seg) is CompiledSegment]
         # a kernel with a numba.prange region runs as wide as the caller's engine allows,
         # and so do BLAS and LAPACK calls (widths)
@@ -132,6 +124,27 @@ class Plan:
         self.single = (len(self.segments) == 1 and type(self.segments[0]) is CompiledSegment
                        and list(self.segments[0].program.invars) == list(program.invars)
                        and list(self.segments[0].program.outvars) == list(program.outvars))
+
+    def _segments(self, program, groups, regions, kernel_cache, parallel):
+        """(segments, LAPACK library) of ``groups``, region kernels or not."""
+        after = uses_after(program, groups)
+        # host steps' LAPACK runs on NumPy's BLAS or SciPy's (numba's): keep the plan's
+        # products on the same one, so one library (run as wide as the engine) does all of
+        # its BLAS work
+        lapack = lapack_libraries(groups)
+        # region kernels write the values no output reaches into arrays the plan keeps
+        # between calls (its driver's), rather than allocate and return them
+        kept = private_values(program) if regions and not is_symbolic(program) else set()
+        segments = []
+        for g, group in enumerate(groups):
+            if not isinstance(group, list):
+                segments.append(InterpretedStep(group))
+                continue
+            sub = segment_program(program, groups, g, after, self.consts)
+            segments.append(CompiledSegment(
+                sub, kernel_cache, parallel, products_on_numpy=products_on_numpy(lapack),
+                given=[v for v in sub.outvars if v in kept]))
+        return segments, lapack
 
     def run(self, args, threads=1):
         """Outputs for ``args`` with at most ``threads`` threads (the caller's
@@ -455,18 +468,29 @@ class Successor:
 
 # Region kernels arrive before the one kernel from about this many loop nests on: an
 # MLP's gradient of 2 layers (5 nests) gets its one kernel first (2.0 s against 2.5 s for
-# its 7 region kernels), one of 4 layers (9 nests) its region kernels (2.3 s against 3.9 s)
+# its 7 region kernels), one of 8 layers (17 nests) its region kernels (1.8 s against 6.8 s)
 REGIONS_FIRST_NESTS = 8
 
 
-def _regions_arrive_first(groups, cut):
-    """Would region kernels (``cut``) arrive sooner than the one kernel of ``groups``?
-    When the program has enough nests for the one kernel's compile to grow past the
-    regions' (compiled side by side, identical ones once) and no region holds most of
-    them (a loop's body is one region: its kernel would be the one kernel again)."""
+def _regions_may_arrive_first(groups, cut):
+    """Could region kernels (``cut``) arrive sooner than the one kernel of ``groups``?
+    Not below ``REGIONS_FIRST_NESTS``, nor when one region holds most of the nests (a
+    loop's body is one region: its kernel would be the one kernel again)."""
     nests = sum(count_nests(g) for g in groups if isinstance(g, list))
     regions = [count_nests(g) for g in cut if isinstance(g, list)]
     return nests >= REGIONS_FIRST_NESTS and len(regions) > 1 and 2 * max(regions) <= nests
+
+
+def _regions_arrive_first(groups, segments):
+    """Do the region kernels share enough to compile in much less than the one kernel:
+    at most one distinct kernel per two of its nests? The compile workers share the
+    cores with the user's running steps, so what counts is compile CPU: ~0.2-0.3 s per
+    region kernel, ~0.2 s per nest of a one kernel and growing with its size. (A 4-layer
+    MLP, 7 kernels for 9 nests, took as long either way, 1.7 s; a VAE step, 27 kernels
+    for 30 nests, longer as regions.)"""
+    nests = sum(count_nests(g) for g in groups if isinstance(g, list))
+    distinct = {seg.kernel.key for seg in segments if type(seg) is CompiledSegment}
+    return 2 * len(distinct) <= nests
 
 
 def _broadcasts_as_views(program):
