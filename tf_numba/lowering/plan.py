@@ -99,11 +99,12 @@ class Plan:
             # kernel), a tiered serial plan runs them as soon as they arrive and hands
             # over to the one kernel when it does (``Successor``); otherwise one kernel.
             cut = cut_into_regions(groups)
+            nests = sum(count_nests(g) for g in groups if isinstance(g, list))
             regions = (self.tiered and not parallel and not self.symbolic
-                       and _regions_may_arrive_first(groups, cut))
+                       and _regions_may_arrive_first(nests, cut))
             if regions:
                 segments, lapack = self._segments(program, cut, True, kernel_cache, parallel)
-                regions = _regions_arrive_first(groups, segments)
+                regions = _regions_arrive_first(nests, segments)
             if regions:
                 self.successor = Successor(self)
             else:
@@ -472,23 +473,21 @@ class Successor:
 REGIONS_FIRST_NESTS = 8
 
 
-def _regions_may_arrive_first(groups, cut):
+def _regions_may_arrive_first(nests, cut):
     """Could region kernels (``cut``) arrive sooner than the one kernel of ``groups``?
     Not below ``REGIONS_FIRST_NESTS``, nor when one region holds most of the nests (a
     loop's body is one region: its kernel would be the one kernel again)."""
-    nests = sum(count_nests(g) for g in groups if isinstance(g, list))
     regions = [count_nests(g) for g in cut if isinstance(g, list)]
     return nests >= REGIONS_FIRST_NESTS and len(regions) > 1 and 2 * max(regions) <= nests
 
 
-def _regions_arrive_first(groups, segments):
+def _regions_arrive_first(nests, segments):
     """Do the region kernels share enough to compile in much less than the one kernel:
     at most one distinct kernel per two of its nests? The compile workers share the
     cores with the user's running steps, so what counts is compile CPU: ~0.2-0.3 s per
     region kernel, ~0.2 s per nest of a one kernel and growing with its size. (A 4-layer
     MLP, 7 kernels for 9 nests, took as long either way, 1.7 s; a VAE step, 27 kernels
     for 30 nests, longer as regions.)"""
-    nests = sum(count_nests(g) for g in groups if isinstance(g, list))
     distinct = {seg.kernel.key for seg in segments if type(seg) is CompiledSegment}
     return 2 * len(distinct) <= nests
 
