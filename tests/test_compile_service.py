@@ -413,6 +413,38 @@ def test_a_plan_loads_its_kernel_once_the_interpreted_calls_have_paid_for_it(
     assert cache.stats["disk_hits"] == 1 and cache.stats["compiles"] == 0
 
 
+def test_numba_sets_up_while_the_kernels_compile_not_after_they_arrive(tmp_path):
+    """A fresh process: once its interpreted calls have paid for loading, numba's imports
+    and registries are set up in a thread while the worker still compiles, so an arrived
+    kernel is installed at once. The set-up starts before the kernel is in, ends cleanly
+    with the script, and the compiled values are the interpreter's and NumPy's."""
+    done = _run_script("""
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering import kernel_cache
+        from tf_numba.lowering.tiers import any_done
+        imports = kernel_cache.NUMBA_IMPORTS
+        imports.load_seconds = lambda kernels: 0.001      # worth loading at once
+        seen = []
+        start = type(imports).start
+        def start_noting(self):
+            seen.append(any_done(plan.tiers.jobs) if plan.tiers.jobs else None)
+            start(self)
+        type(imports).start = start_noting
+        f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * x))
+        x = np.linspace(0.0, 1.0, 1000)
+        f(x)
+        plan = f.lower(x).plan
+        while not plan.ready:
+            assert abs(f(x) - np.sum(np.sin(x) * x)) < 1e-12
+        assert abs(f(x) - np.sum(np.sin(x) * x)) < 1e-12
+        print("set-up started before the kernel arrived:", seen[:1] == [False])
+    """, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "set-up started before the kernel arrived: True" in done.stdout, done.stdout
+    assert done.stderr.strip() == "", done.stderr
+    assert_no_worker_outlives(done)
+
+
 def test_kernels_vectorize_at_512_bits_where_the_cpu_has_avx512_and_workers_agree(tmp_path):
     """Where the CPU has AVX-512, ``import tf_numba`` sets numba's CPU features to
     vectorize at 512 bits, before numba's CPU target exists, and hands the same settings

@@ -94,12 +94,16 @@ def default_cache_dir():
 
 class _NumbaImports:
     """numba's first kernel load or install in a process imports SciPy's BLAS and LAPACK
-    bindings (its BLAS check, when it loads its registries): ~0.25 s of a call, on the
-    user's thread. ``start`` imports them in a thread (a tiered plan calls it once it has
-    kernels worth loading), overlapping the next interpreted calls; the plan loads or
-    installs its kernels once ``done``. Python imports only (SciPy imports nothing of
-    numba's or ours): no LLVM runs outside the user's thread. ``load_seconds`` is what
-    the plan weighs a load by."""
+    bindings (its BLAS check, when it loads its registries) and sets up its CPU target's
+    typing and lowering registries: ~0.5 s, which would otherwise run on the user's thread
+    when the first kernel arrives. ``start`` does both in a thread (a tiered plan calls it
+    once loading would pay for itself, whether or not its kernels have arrived, so the
+    set-up overlaps the compile workers' compile and the interpreted calls); the plan
+    loads or installs its kernels once ``done``. The registries are set up under numba's
+    compiler lock, as numba's own first compile does, so a compile on another thread
+    waits rather than seeing them half made. The thread is not a daemon: the set-up runs
+    LLVM, which must not be cut off by the interpreter's exit (Python joins the thread
+    first, at most the set-up's time). ``load_seconds`` is what the plan weighs a load by."""
     MODULES = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
 
     # What loading kernels costs the user's thread: numba's first load in a process sets
@@ -119,9 +123,8 @@ class _NumbaImports:
 
     def start(self):
         with self._lock:
-            if self._thread is None and not all(m in sys.modules for m in self.MODULES):
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="tf_numba-imports")
+            if self._thread is None and not self.numba_started:
+                self._thread = threading.Thread(target=self._run, name="tf_numba-imports")
                 self._thread.start()
 
     def _run(self):
@@ -130,6 +133,14 @@ class _NumbaImports:
                 importlib.import_module(name)
             except Exception:       # numba then does without, as it would have
                 pass
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+        with global_compiler_lock:
+            cpu_target.typing_context.refresh()
+            cpu_target.target_context.refresh()
+
+    def started(self):
+        return self._thread is not None
 
     def done(self):
         thread = self._thread

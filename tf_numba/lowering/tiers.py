@@ -34,10 +34,12 @@ class Tiers:
 
     def waiting_only(self):
         """Is the plan waiting on the jobs it sent and nothing else (no kernel arrived,
-        none to load, none compiled elsewhere, none unsent, none failed)?"""
+        none to load, none compiled elsewhere, none unsent, none failed, numba's set-up
+        started or not yet worth starting)?"""
         jobs = self.jobs
         return bool(jobs) and not (self.plan.ready or self.on_disk or self.elsewhere
-                                   or self.unsent or self.gave_up or any_done(jobs))
+                                   or self.unsent or self.gave_up or any_done(jobs)) and (
+            NUMBA_IMPORTS.started() or not self.worth_loading(len(jobs)))
 
     # Loading is worth it once the interpreted calls have taken this many times what the
     # load costs: expecting as many calls again as there have been, compiled at half the
@@ -52,8 +54,8 @@ class Tiers:
     def run(self, args):
         """A call before the kernels are ready: the first one reads each kernel's argument
         types on the way and sends for the kernels it cannot find. Once there are kernels
-        to load and the calls they would speed up have paid for loading them
-        (``worth_loading``), numba's imports start in a thread
+        to load, or on their way, and the calls they would speed up have paid for loading them
+        (``worth_loading``), numba's imports and set-up start in a thread
         (``kernel_cache.NUMBA_IMPORTS``), and when they are done a call loads the kernels
         in numba's disk cache or installs those arrived. Every call answers by the
         interpreter until then, and the first after that is checked (``run_checked``)."""
@@ -74,15 +76,16 @@ class Tiers:
             # some of several kernels in: they run, the rest interpreted (run_mixed)
             some = not arrived and len(self.plan.segments) > 1 and any_done(jobs)
             waiting = not (self.on_disk or arrived or some)
-            if not waiting:
-                # only then: a script that ends before its kernels arrive would hold the
-                # GIL for the imports, ~0.1-0.3 s of its interpreted calls, for nothing
-                # (a kernel shared by many segments, as region kernels are, loads once)
-                kernels = {id(seg.kernel) for seg, *_ in self.on_disk + jobs}
+            # numba's set-up starts once loading would pay for itself, also while the
+            # kernels compile, so that it is done when they arrive (a kernel shared by
+            # many segments, as region kernels are, loads once)
+            if not (waiting and NUMBA_IMPORTS.started()):
+                kernels = {id(seg.kernel) for seg, *_ in self.on_disk + (jobs or [])}
                 worth = self.worth_loading(len(kernels))
                 if worth:
                     NUMBA_IMPORTS.start()
-                waiting = not worth or not NUMBA_IMPORTS.done()   # (numba would import here)
+            if not waiting:
+                waiting = not worth or not NUMBA_IMPORTS.done()   # (numba would set up here)
             if not waiting and self.on_disk:
                 self.load_from_disk()
                 jobs = self.jobs
