@@ -157,3 +157,31 @@ def test_explicit_choices_get_no_successor():
     # a program of few nests, or whose region kernels share little, gets its one kernel
     assert _plan(*_mlp(2), regions=None).successor is None
     assert _plan(*_mlp(4), regions=None).successor is None
+
+
+def test_a_program_past_the_successors_size_keeps_its_region_kernels(monkeypatch):
+    """Past ``SUCCESSOR_MOST_NESTS`` loop nests (and at most ``MAX_KERNEL_NESTS``), a
+    tiered program whose regions split runs region kernels and no one kernel after them,
+    whether or not its regions share kernels: that kernel would compile for seconds to
+    run the step a few percent faster. Its values are NumPy's backpropagation's."""
+    from tf_numba.lowering import plan as plan_module
+    from tf_numba.lowering.segments import MAX_KERNEL_NESTS
+    monkeypatch.delenv("TF_NUMBA_REGIONS", raising=False)
+    layers = 10                 # 21 loop nests
+    assert 2 * layers + 1 > plan_module.SUCCESSOR_MOST_NESTS
+    assert 2 * layers + 1 <= MAX_KERNEL_NESTS
+    # a different activation per layer: kernels shared only by forward and backward
+    acts = [tnp.tanh, tnp.sin, tnp.cos, tnp.exp, tnp.arctan] * 2
+    fn, (params, x, y) = _mlp(layers, acts)
+    plan = _plan(fn, (params, x, y), regions=None)
+    assert plan.successor is None and len(_kernel_keys(plan)) > 1
+    assert 2 * len(set(_kernel_keys(plan))) > 2 * layers + 1     # they share little
+    got = plan.interpret(tf.tree_util.tree_leaves((params, x, y)))
+    # the forward pass by NumPy
+    h = x
+    for (w, b), act in zip(params, [np.tanh, np.sin, np.cos, np.exp, np.arctan] * 2):
+        h = act(h @ w + b)
+    np.testing.assert_allclose(got[0], np.mean((h - y) ** 2), rtol=1e-12)
+    # below the size, a program that shares as little gets its one kernel
+    few = _plan(*_mlp(5, acts[:5]), regions=None)
+    assert few.successor is None and few.single

@@ -94,10 +94,11 @@ class Plan:
         if regions is None:
             # A program one kernel holds: that kernel's step is the fastest (no call per
             # region, regions fused into row blocks), but its compile grows faster than
-            # the program. Where its shared region kernels compile in much less (an MLP
-            # of 8 layers: 7 region kernels, 1.3 s of compile, against 4.5 s for its one
+            # the program. Where its region kernels compile in much less (an MLP of 8
+            # layers: 7 region kernels, 1.3 s of compile, against 4.5 s for its one
             # kernel), a tiered serial plan runs them as soon as they arrive and hands
-            # over to the one kernel when it does (``Successor``); otherwise one kernel.
+            # over to the one kernel when it does (``Successor``), or, past
+            # ``SUCCESSOR_MOST_NESTS``, keeps them; otherwise one kernel.
             cut = cut_into_regions(groups)
             nests = sum(count_nests(g) for g in groups if isinstance(g, list))
             regions = (self.tiered and not parallel and not self.symbolic
@@ -105,9 +106,9 @@ class Plan:
             if regions:
                 segments, lapack = self._segments(program, cut, True, kernel_cache, parallel)
                 regions = _regions_arrive_first(nests, segments)
-            if regions:
+            if regions and nests <= SUCCESSOR_MOST_NESTS:
                 self.successor = Successor(self)
-            else:
+            elif not regions:
                 segments, lapack = self._segments(program, cut_large_groups(groups), False,
                                                   kernel_cache, parallel)
         else:
@@ -481,15 +482,23 @@ def _regions_may_arrive_first(nests, cut):
     return nests >= REGIONS_FIRST_NESTS and len(regions) > 1 and 2 * max(regions) <= nests
 
 
+# A program of more nests whose regions split runs region kernels only: its one kernel
+# would compile for ~0.4-0.5 s a nest, in one worker (a VAE step, 30 nests: 12-15 s,
+# against 8.6-9.7 s until the last of its 27 region kernels had arrived from two
+# workers), to run a step ~5% faster. Up to this many, the one kernel follows the region
+# kernels (``Successor``).
+SUCCESSOR_MOST_NESTS = 20
+
+
 def _regions_arrive_first(nests, segments):
-    """Do the region kernels share enough to compile in much less than the one kernel:
-    at most one distinct kernel per two of its nests? The compile workers share the
-    cores with the user's running steps, so what counts is compile CPU: ~0.2-0.3 s per
-    region kernel, ~0.2 s per nest of a one kernel and growing with its size. (A 4-layer
-    MLP, 7 kernels for 9 nests, took as long either way, 1.7 s; a VAE step, 27 kernels
-    for 30 nests, longer as regions.)"""
+    """Do the region kernels compile in much less than the one kernel: do they share
+    enough (at most one distinct kernel per two of its nests), or is the program past
+    ``SUCCESSOR_MOST_NESTS``? The compile workers share the cores with the user's running
+    steps, so what counts is compile CPU: ~0.3-0.5 s per region kernel, ~0.2 s per nest
+    of a small one kernel, twice that past ~20 nests. (A 4-layer MLP, 7 kernels for 9
+    nests, took as long either way, 1.7 s.)"""
     distinct = {seg.kernel.key for seg in segments if type(seg) is CompiledSegment}
-    return 2 * len(distinct) <= nests
+    return 2 * len(distinct) <= nests or nests > SUCCESSOR_MOST_NESTS
 
 
 def _broadcasts_as_views(program):
