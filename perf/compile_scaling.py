@@ -7,8 +7,9 @@ runs in a fresh process with an empty kernel cache and the tiered ``jit`` (the i
 answers while compile workers build the kernels), per mode: ``default`` (what ``jit``
 chooses: region kernels for a program of more than 32 nests, or of more than 20 whose
 regions split), ``one`` (``regions=False``: one kernel per run of compiled steps) or
-``regions`` (``regions=True``: one kernel per fused region or library step, identical ones shared). JAX runs the same function, written
-once over either library's names, in a fresh process of its own. Columns:
+``regions`` (``regions=True``: one kernel per fused region or library step, identical
+ones shared). JAX runs the same function, written once over either library's names, in
+a fresh process of its own. Columns:
 
 - "first": the first call (trace, prepare, interpreted answer, kernels sent);
 - "compiled": from the first call until a call runs compiled code
