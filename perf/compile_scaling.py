@@ -30,14 +30,16 @@ a fresh process of its own. Columns:
   (``Plan.interpret`` with NumPy's BLAS on one thread, what the tiered ``jit`` runs before
   its kernels arrive), in the same process; "/jax" is a paired ratio of medians;
 - "outside": the part of the step spent outside kernel code, and its share of the step.
-  Each kernel's dispatcher is wrapped by a timer and the real step runs in rounds: per
-  step, the step's time less the time inside the dispatchers, the median over rounds.
-  The timers' own cost outside their clocks is then taken away, and numba's dispatch of
-  every call (inside them) added: both measured by calling an empty compiled function,
-  timed and not, with each kernel call's recorded arguments. What is left is the per-call
-  cost of the plan: ``jit``'s entry, the driver's Python, numba's dispatch of every kernel
-  (but for boxing what it returns, which an empty function does not), setting the BLAS
-  width, NumPy steps between kernels;
+  Each kernel's dispatcher (and each entry point the driver calls in its place) is
+  wrapped by a timer and the real step runs in rounds: per step, the step's time less
+  the time inside the timers, the median over rounds. The timers' own cost outside their
+  clocks is then taken away, and numba's dispatch of every call (inside them) added: both
+  measured by calling an empty compiled function, timed and not, with each kernel call's
+  recorded arguments, through its entry point where the driver calls the kernel's. What
+  is left is the per-call cost of the plan: ``jit``'s entry, the driver's Python, numba's
+  dispatch of every kernel or the unboxing of its arguments (but for boxing what it
+  returns, which an empty function does not), setting the BLAS width, NumPy steps
+  between kernels;
 - "vs jax": the compiled outputs against JAX's outputs for the same inputs (float64,
   bits from the same Threefry keys): the largest ``max|tf - jax| / max|jax|`` over the
   output leaves (leaves whose largest value is under 1e-12 of the largest leaf's, such as
@@ -127,24 +129,59 @@ def empty(*args):
 
 
 def kernel_calls(leaves):
-    # every kernel call of one step, as (the kernel's dispatcher, its arguments)
+    # every kernel call of one step, as (the kernel's dispatcher, its arguments, whether
+    # the driver calls its entry point: numba's dispatch skipped, the arguments unboxed)
     kernels = {id(seg.kernel): seg.kernel for seg in steady.segments if hasattr(seg, "kernel")}
     real = {k: kernel.dispatcher for k, kernel in kernels.items()}
+    entered = driven_by_entry()
     calls = []
 
-    def recorder(dispatcher):
+    def recorder(kernel, dispatcher):
         def call(*a):
-            calls.append((dispatcher, a))
+            signature = tuple(numba_type(x) for x in a)
+            calls.append((dispatcher, a, (id(kernel), signature) in entered))
             return dispatcher(*a)
         return call
     for k, kernel in kernels.items():
-        kernel.dispatcher = recorder(real[k])
+        kernel.dispatcher = recorder(kernel, real[k])
     try:
         steady._run_segments(list(leaves))
     finally:
         for k, kernel in kernels.items():
             kernel.dispatcher = real[k]
     return calls
+
+
+from tf_numba.lowering.kernel_cache import Kernel
+from tf_numba.lowering.segments import numba_type
+entry_point = Kernel.entry_point
+
+
+def driven_by_entry():
+    # the (kernel, signature) pairs whose entry points the rebuilt driver calls
+    entered = set()
+
+    def recording(kernel, signature):
+        entry = entry_point(kernel, signature)
+        if entry is not None:
+            entered.add((id(kernel), tuple(signature)))
+        return entry
+    Kernel.entry_point = recording
+    try:
+        rebuild()
+    finally:
+        Kernel.entry_point = entry_point
+    return entered
+
+
+def empty_call(a, entered):
+    # (function, arguments): an empty function called as the driver calls the kernel,
+    # through its entry point when the kernel's is called (the arguments unboxed, as a
+    # tuple), else through its dispatcher
+    if not entered:
+        return empty, a
+    signature = (numba.types.Tuple(tuple(numba_type(x) for x in a)),)
+    return empty.overloads[signature].entry_point, (a,)
 
 
 clock = time.perf_counter
@@ -161,6 +198,11 @@ def timed(dispatcher):
     return call
 
 
+def timed_entry(dispatcher, signature):
+    cres = None if dispatcher is None else dispatcher.overloads.get(tuple(signature))
+    return None if cres is None else timed(cres.entry_point)
+
+
 def rebuild():
     # the driver and jit's fast path take the kernels' dispatchers as they are now
     plan._driver = steady._driver = None
@@ -175,7 +217,13 @@ def outside_kernels(rounds, number):
     real = {k: kernel.dispatcher for k, kernel in kernels.items()}
     for k, kernel in kernels.items():
         kernel.dispatcher = timed(real[k])
-    rebuild()
+    # (the driver's entry points too: a kernel's entry point is its real dispatcher's)
+    Kernel.entry_point = lambda kernel, signature: timed_entry(
+        real.get(id(kernel)), signature)
+    try:
+        rebuild()
+    finally:
+        Kernel.entry_point = entry_point
     samples = []
     try:
         for _ in range(rounds):
@@ -224,16 +272,17 @@ if rounds:
         if successor.plan is not None and successor.plan.ready:
             steady = successor.plan
     calls = kernel_calls(leaves)
-    for _, a in calls:
+    for _, a, _ in calls:
         empty(*a)       # compiled for each signature before anything is timed
+    empties = [empty_call(a, entered) for _, a, entered in calls]
+    timed_empties = [(timed(f), a) for f, a in empties]
     # the interpreter with NumPy's BLAS on one thread, as the tiered plan runs it
     from tf_numba.lowering.plan import _interpreter_blas
     from tf_numba.lowering.widths import run_with_blas
-    timed_empty = timed(empty)
     tools = {"tf": lambda: fn(*args), "jax": lambda: jax.block_until_ready(jfn(*jargs)),
              "interp": lambda: run_with_blas(_interpreter_blas(), plan.interpret, leaves, 1),
-             "empty": lambda: [empty(*a) for _, a in calls],
-             "timed empty": lambda: [timed_empty(*a) for _, a in calls]}
+             "empty": lambda: [f(*a) for f, a in empties],
+             "timed empty": lambda: [f(*a) for f, a in timed_empties]}
     stats = _bench.measure(tools, rounds, batch_seconds=0.05)
     step = stats["tf"]["median"]
     # (step - time in the timed dispatchers) holds the timer's own cost outside its

@@ -79,6 +79,40 @@ def test_region_kernels_agree_with_numpy(layers):
         np.testing.assert_allclose(gb, wb, rtol=1e-10, atol=1e-13)
 
 
+def test_inputs_laid_out_otherwise_than_the_typed_call_give_numpy_values():
+    """The driver calls kernels' machine code without numba's type dispatch, typed for C
+    arrays by its first call: a later call with a strided, Fortran-ordered or read-only
+    input must not be read as a C array (wrong elements) but give NumPy's values, and a
+    C-ordered call after it still runs through the entry points."""
+    layers = 3
+    fn, (params, x, y) = _mlp(layers)
+    f = tf.jit(tf.value_and_grad(fn), regions=True, tiered=False)
+    plan = f.lower(params, x, y).plan
+    acts = [np.tanh] * layers
+
+    def check(params, x, y):
+        loss, grads = f(params, x, y)
+        want_loss, want_grads = _reference(layers, params, x, y, acts)
+        np.testing.assert_allclose(loss, want_loss, rtol=1e-12)
+        for (gw, gb), (ww, wb) in zip(grads, want_grads):
+            np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(gb, wb, rtol=1e-10, atol=1e-13)
+    check(params, x, y)
+    check(params, x, y)         # the driver, typed by a call of C arrays
+    assert plan._driver.entries > 2 * layers
+    rng = np.random.default_rng(1)
+    strided_x = rng.standard_normal((8, 32))[:, ::2]
+    fortran_w = np.asfortranarray(rng.standard_normal((16, 16)) / 4)
+    read_only_b = rng.standard_normal(16) / 4
+    read_only_b.flags.writeable = False
+    for changed in ([params, strided_x, y],
+                    [[(fortran_w, params[0][1])] + params[1:], x, y],
+                    [params[:2] + [(params[2][0], read_only_b)], x, y]):
+        check(*changed)
+    check(params, x, y)
+    assert plan._driver.entries > 2 * layers
+
+
 def test_some_regions_compiled_the_rest_interpreted():
     """While some kernels are in, a call runs those and interprets the others
     (``Tiers.run_mixed``): its values are those of the interpreter and of the kernels."""

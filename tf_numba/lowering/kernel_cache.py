@@ -249,6 +249,16 @@ class Kernel:
     def compiled_for(self, signature):
         return self._dispatcher is not None and tuple(signature) in self._dispatcher.overloads
 
+    def entry_point(self, signature):
+        """The machine code for exactly ``signature``, called without numba's type
+        dispatch, or None when the dispatcher has none. Its wrapper unboxes each argument
+        as the signature's type says and checks only the item size: an array of another
+        layout is read as if it had the signature's (wrong elements), so a caller must
+        know its arguments have these types."""
+        cres = None if self._dispatcher is None else \
+            self._dispatcher.overloads.get(tuple(signature))
+        return None if cres is None else cres.entry_point
+
     def request(self, signature):
         """What a compile worker needs to compile this kernel for ``signature``."""
         return dict(module=self.module, path=self.path, text=self.text,

@@ -37,7 +37,7 @@ from ..kernel_vocab.rules import lowerable
 from .tiers import Tiers
 from .compile_log import LOGGER
 from .compile_service import SERVICE
-from .driver import drive
+from .driver import drive, entry_points
 from .segments import (MAX_KERNEL_NESTS, CompiledSegment, InterpretedStep, count_nests,
                        cut_into_regions, cut_large_groups, segment_program, split,
                        uses_after)
@@ -301,12 +301,20 @@ class Plan:
         """A ready plan's segments run by its driver (``driver``), built on first use; a
         plan with symbolic dims runs them one by one (its steps' params take the dims)."""
         run = self._driver
-        if run is None:
-            if self.symbolic:
-                return self._run_segments(args)
-            run = self._driver = drive(self.program, self.segments, self.consts,
-                                       functools.partial(_as_arrays, shared=self._shared))
         try:
+            if run is None:
+                if self.symbolic:
+                    return self._run_segments(args)
+                # typed by this call: its kernels' entry points for what it hands them
+                outs, entries = entry_points(self.program, self.segments, args,
+                                             self._run_segments)
+                finish = functools.partial(_as_arrays, shared=self._shared)
+                run = drive(self.program, self.segments, self.consts, finish)
+                if entries:
+                    run = drive(self.program, self.segments, self.consts, finish, entries,
+                                fallback=run)
+                self._driver = run
+                return outs
             return run(args)
         except IndexError:      # a kernel's bare IndexError: the segments say which op
             return self._run_segments(args)
