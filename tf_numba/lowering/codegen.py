@@ -69,10 +69,10 @@ class Emitter:
         elif v in self.workspace:
             self.emit(f"{name} = workspace.take(ws, {shape}, {ctor(v.aval.dtype)})")
         elif v in self.hoisted_values:
-            self.hoisted.append(f"{name} = np.empty({self.shape(v.aval.shape)}, "
+            self.hoisted.append(f"{name} = workspace.empty({self.shape(v.aval.shape)}, "
                                 f"{ctor(v.aval.dtype)})")
         else:
-            self.emit(f"{name} = np.empty({shape}, {ctor(v.aval.dtype)})")
+            self.emit(f"{name} = workspace.empty({shape}, {ctor(v.aval.dtype)})")
 
     def shape(self, shape):
         return self.dims.shape(shape)
@@ -286,7 +286,7 @@ class _LoopNest:
                     em.emit(f"{name} = {init}")
                     if par:     # each chunk sums its part; the parts are combined in order
                         acc, parts = em.fresh("acc"), em.fresh("parts")
-                        em.emit(f"{parts} = np.empty({par.count}, {ctor(v.aval.dtype)})")
+                        em.emit(f"{parts} = workspace.empty({par.count}, {ctor(v.aval.dtype)})")
                         par.partials.append((eqn, acc, parts))
                         self.local[v] = ("chunk", acc)
                         par.inits.append(f"{acc} = {init}")
@@ -296,13 +296,13 @@ class _LoopNest:
                 if par and 0 in eqn.params["axes"]:
                     # each chunk adds its rows into a row of partials, combined in order
                     parts = em.fresh("parts")
-                    em.emit(f"{name} = np.empty(({kept}), {ctor(v.aval.dtype)})")
-                    em.emit(f"{parts} = np.full(({par.count}, {kept}), {init}, "
+                    em.emit(f"{name} = workspace.empty(({kept}), {ctor(v.aval.dtype)})")
+                    em.emit(f"{parts} = workspace.full(({par.count}, {kept}), {init}, "
                             f"{ctor(v.aval.dtype)})")
                     par.partials.append((eqn, None, parts))
                     self.across[v] = parts
                 elif level is None:
-                    em.emit(f"{name} = np.full(({kept}), {init}, {ctor(v.aval.dtype)})")
+                    em.emit(f"{name} = workspace.full(({kept}), {init}, {ctor(v.aval.dtype)})")
                 else:
                     em.allocate(name, v, f"({kept})")
                     acc = em.fresh("acc")
@@ -331,7 +331,7 @@ class _LoopNest:
         for kind, x in nest.scratch:
             if kind == "row":
                 self.buffers[x] = em.fresh("row")
-                put(f"{self.buffers[x]} = np.empty(({row_length},), {ctor(x.aval.dtype)})")
+                put(f"{self.buffers[x]} = workspace.empty(({row_length},), {ctor(x.aval.dtype)})")
             else:
                 self.scratch[x] = em.fresh("scratch")
                 put(f"{self.scratch[x]} = {vreduce.scratch_source(ctor(x))}")

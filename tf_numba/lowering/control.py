@@ -58,7 +58,7 @@ def _index(idx):
 def _buffer(em, length, aval):
     name = em.fresh("buf")
     dims = "".join(em.dim(d) + ", " for d in aval.shape)
-    em.emit(f"{name} = np.empty(({length}, {dims}), {ctor(aval.dtype)})")
+    em.emit(f"{name} = workspace.empty(({length}, {dims}), {ctor(aval.dtype)})")
     return name
 
 
@@ -105,7 +105,8 @@ class _Carries:
         for k in sorted(self.in_place):
             aval = self.results[k].aval
             buffer = em.fresh("acc")
-            em.hoisted.append(f"{buffer} = np.empty({em.shape(aval.shape)}, {ctor(aval.dtype)})")
+            em.hoisted.append(f"{buffer} = workspace.empty({em.shape(aval.shape)}, "
+                              f"{ctor(aval.dtype)})")
             _store(em, buffer, init[k], len(aval.shape))
             sources[k] = buffer
         _rebind(em, carry, sources)
@@ -136,7 +137,7 @@ class _Carries:
                 if k not in self.aimed or em.destinations.pop(r, None) is not None:
                     _store(em, nxt, em.name(r), len(r.aval.shape))
                 for name in (nxt, spare):
-                    em.hoisted.append(f"{name} = np.empty({em.shape(r.aval.shape)}, "
+                    em.hoisted.append(f"{name} = workspace.empty({em.shape(r.aval.shape)}, "
                                       f"{ctor(r.aval.dtype)})")
                 sources.append(nxt)
                 swaps.append((nxt, spare))
@@ -273,7 +274,7 @@ def _emit_while(em, ins, outs, eqn):
         em.emit(f"{cap} = {_INITIAL_TAPE}")
         em.emit(f"{count} = 0")
         active = em.fresh("active")
-        em.emit(f"{active} = np.empty({cap}, np.bool_)")
+        em.emit(f"{active} = workspace.empty({cap}, np.bool_)")
         tapes = [_buffer(em, cap, a) for a in avals]
     em.emit("while True:")
     em.indent += 1
@@ -285,7 +286,7 @@ def _emit_while(em, ins, outs, eqn):
         em.emit(f"if {count} == {cap}:")
         em.indent += 1
         grown = em.fresh("grown")
-        em.emit(f"{grown} = np.empty(2 * {cap}, np.bool_)")
+        em.emit(f"{grown} = workspace.empty(2 * {cap}, np.bool_)")
         # a loop, not ``grown[:cap] = active``: numba compiles an array assigned to a
         # slice with the formatting of its shape-mismatch error, ~3 s the first time
         _store(em, grown, active, 1)

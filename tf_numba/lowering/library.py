@@ -32,7 +32,7 @@ def permuted_copy(em, x, rank, perm):
         return x
     out = em.fresh("moved")
     shape = "".join(f"{x}.shape[{p}], " for p in perm)
-    em.emit(f"{out} = np.empty(({shape}), {x}.dtype)")
+    em.emit(f"{out} = workspace.empty(({shape}), {x}.dtype)")
     idx = [em.fresh("j") for _ in range(rank)]
     order = list(range(rank))
     reads_along = perm.index(rank - 1)     # the copy's axis that is the source's last
@@ -53,7 +53,7 @@ def _rows(em, x, axis, rank):
     perm = tuple(a for a in range(rank) if a != axis) + (axis,)
     moved = permuted_copy(em, x, rank, perm)
     rows = em.fresh("rows")
-    em.emit(f"{rows} = np.ascontiguousarray({moved}).reshape((-1, {x}.shape[{axis}]))")
+    em.emit(f"{rows} = workspace.contiguous({moved}).reshape((-1, {x}.shape[{axis}]))")
     return rows, perm
 
 
@@ -101,7 +101,7 @@ def _reshape(em, ins, outs, eqn):
         em.allocate(out, out_var, em.shape(new))
         unrolled.store_elements(em, out, out_var, em.elements[x_var])   # C order: kept
     else:
-        em.emit(f"{out} = np.ascontiguousarray({x}).reshape({em.shape(new)})")
+        em.emit(f"{out} = workspace.contiguous({x}).reshape({em.shape(new)})")
 
 
 # which steps' outputs have their elements in scalars when their operands do
@@ -179,7 +179,7 @@ def _pad(em, ins, outs, eqn):
         cropped.append(f"{em.dim(max(-lo, 0))}:{em.dim(size - max(-hi, 0))}")
     full = em.fresh("padded")
     dt = ctor(eqn.outvars[0].aval.dtype)
-    em.emit(f"{full} = np.full({em.shape(tuple(extended))}, {value}, {dt})")
+    em.emit(f"{full} = workspace.full({em.shape(tuple(extended))}, {value}, {dt})")
     assign_window(em, full, x, len(shape), [em.dim(max(lo, 0)) for lo, _, _ in config],
                   [interior + 1 for _, _, interior in config])
     em.emit(f"{outs[0]} = {full}{_index_text(cropped)}")
@@ -247,7 +247,7 @@ def _dot_operand(em, src, aval, groups):
                       for g in (batch, rows, cols))
     moved = permuted_copy(em, src, aval.ndim, batch + rows + cols)
     name = em.fresh("op")
-    em.emit(f"{name} = np.ascontiguousarray({moved}).reshape(({sizes}))")
+    em.emit(f"{name} = workspace.contiguous({moved}).reshape(({sizes}))")
     return name, transposed
 
 
@@ -284,7 +284,7 @@ def _dot_general(em, ins, outs, eqn):
         em.allocate(outs[0], eqn.outvars[0], f"({''.join(d + ', ' for d in dims)})")
         em.emit(f"{prod} = {outs[0]}.reshape(({lhs}.shape[0], {rows}, {cols}))")
     else:
-        em.emit(f"{prod} = np.empty((1, {rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
+        em.emit(f"{prod} = workspace.empty((1, {rows}, {cols}), {ctor(eqn.outvars[0].aval.dtype)})")
     if product.form == "batched_matvec":
         _matvec_rows(em, prod, (lhs, lt), (rhs, rt), vector_on_right=not rf)
     elif product.form == "batched":
@@ -391,7 +391,7 @@ def _gather_layout(em, x, aval, axes):
     lead = " * ".join(f"{x}.shape[{a}]" for a in axes) or "1"
     tail = " * ".join(f"{x}.shape[{a}]" for a in rest) or "1"
     rows = em.fresh("table")
-    em.emit(f"{rows} = np.ascontiguousarray({moved}).reshape(({lead}, {tail}))")
+    em.emit(f"{rows} = workspace.contiguous({moved}).reshape(({lead}, {tail}))")
     sizes = em.fresh("sizes")
     em.emit(f"{sizes} = np.array([{', '.join(f'{x}.shape[{a}]' for a in axes)}], np.int64)"
             if axes else f"{sizes} = np.zeros(0, np.int64)")
@@ -401,7 +401,7 @@ def _gather_layout(em, x, aval, axes):
 def _row_numbers(em, idx, idx_aval, sizes):
     k = idx_aval.shape[-1]
     flat_idx = em.fresh("idx")
-    em.emit(f"{flat_idx} = np.ascontiguousarray({idx}).reshape((-1, {k})).astype(np.int64)")
+    em.emit(f"{flat_idx} = workspace.contiguous({idx}).reshape((-1, {k})).astype(np.int64)")
     rows = em.fresh("at")
     em.emit(f"{rows} = loops.flat_rows({flat_idx}, {sizes})")
     return rows
@@ -424,7 +424,7 @@ def _scatter(em, ins, outs, eqn, code):
     table, sizes, perm = _gather_layout(em, x, aval, axes)
     rows = _row_numbers(em, idx, eqn.invars[1].aval, sizes)
     updates = em.fresh("upd")
-    em.emit(f"{updates} = np.ascontiguousarray({upd}).reshape(({rows}.shape[0], "
+    em.emit(f"{updates} = workspace.contiguous({upd}).reshape(({rows}.shape[0], "
             f"{table}.shape[1]))")
     result = em.fresh("scattered")
     # the operand's last use: combine into it rather than into a copy of it
@@ -491,7 +491,7 @@ def _erf_inv(em, ins, outs, eqn):
         em.emit(f"{outs[0]} = loops.erf_inv({ins[0]})")
         return
     flat = em.fresh("flat")
-    em.emit(f"{flat} = np.ascontiguousarray({ins[0]}).reshape(-1)")
+    em.emit(f"{flat} = workspace.contiguous({ins[0]}).reshape(-1)")
     em.allocate(outs[0], eqn.outvars[0], em.shape(x.aval.shape))
     em.emit(f"loops.erf_inv_into({flat}, {outs[0]}.reshape(-1))")
 
@@ -551,8 +551,8 @@ def _product_patches_transpose(em, ins, outs, eqn):
     em.allocate(outs[0], out, em.shape(out.aval.shape))
     one = len(eqn.params["window"]) == 1
     rows, kernel = em.fresh("cot"), em.fresh("kernel")
-    em.emit(f"{rows} = np.ascontiguousarray({g})")
-    em.emit(f"{kernel} = np.ascontiguousarray({w}).reshape(({w}.shape[0] * {w}.shape[1], "
+    em.emit(f"{rows} = workspace.contiguous({g})")
+    em.emit(f"{kernel} = workspace.contiguous({w}).reshape(({w}.shape[0] * {w}.shape[1], "
             f"{w}.shape[2])).T")
     loop = _window_loop(em, eqn, "product_patches_transpose")
     em.emit(f"loops.{loop}({_unit_axis(rows, one)}, {kernel}, {_unit_axis(outs[0], one)}, "

@@ -43,6 +43,30 @@ def take(ws, shape, dtype):
     return arena[start:start + nbytes].view(dtype).reshape(shape)
 
 
+# numba's own array constructors, behind helpers of ours: numba compiles the
+# implementation of ``np.empty``, ``np.full`` or ``np.ascontiguousarray`` again in every
+# process, once per argument types, inside the kernel that calls it (a compile worker
+# starts with none of them), while these are compiled once per install and loaded from
+# numba's disk cache. Kernels allocate what they return or keep here (``take`` for the rest).
+
+@_deferred(cache=True, error_model="numpy", nogil=True)
+def empty(shape, dtype):
+    """``np.empty(shape, dtype)``."""
+    return np.empty(shape, dtype)
+
+
+@_deferred(cache=True, error_model="numpy", nogil=True)
+def full(shape, value, dtype):
+    """``np.full(shape, value, dtype)``."""
+    return np.full(shape, value, dtype)
+
+
+@_deferred(cache=True, error_model="numpy", nogil=True)
+def contiguous(x):
+    """``np.ascontiguousarray(x)``: ``x`` itself when it is C-contiguous, else a C copy."""
+    return np.ascontiguousarray(x)
+
+
 def new_workspace(nbytes):
     """A workspace whose arena starts on an ``ALIGN``-byte boundary."""
     raw = np.empty(nbytes + ALIGN, np.uint8)
