@@ -23,6 +23,18 @@ def typed(expr, dtype):
     return f"{_CTOR[dtype]}({expr})"
 
 
+# dtypes that numba's arithmetic, bitwise operators and NumPy functions give back for
+# operands of that dtype (narrower ones numba widens: those casts are needed)
+_KEPT = {dtypes.float64, dtypes.int64}
+
+
+def typed_from(expr, in_dtype, out_dtype):
+    """``typed(expr, out_dtype)`` of an expression numba computes from operands of
+    ``in_dtype``, without the cast where it would change nothing (``_KEPT``): each cast is
+    a call that numba types and lowers, which a large kernel paid hundreds of times."""
+    return expr if in_dtype == out_dtype and out_dtype in _KEPT else typed(expr, out_dtype)
+
+
 def literal(value, dtype):
     """A constant of ``dtype`` in source form (NaN and infinities included)."""
     v = np.asarray(value, dtype)[()]
@@ -32,6 +44,8 @@ def literal(value, dtype):
         return f"{_CTOR[dtype]}({int(v)})"
     if dtypes.is_complex(dtype):
         return f"{_CTOR[dtype]}(complex({_float_text(v.real)}, {_float_text(v.imag)}))"
+    if dtype == dtypes.float64:     # numba's type of a float constant: no cast to compile
+        return _float_text(v)
     return f"{_CTOR[dtype]}({_float_text(v)})"
 
 
@@ -46,13 +60,15 @@ def _float_text(x):
 
 def call(fn, *, math=False, complex=True):
     """``fn(operands...)`` in the output dtype; ``math``: ``fn`` is a math function."""
-    return Elementwise(lambda a, i, o: typed(f"{fn}({', '.join(a)})", o),
+    # NumPy's functions keep float64 as float64; another callee may not (math.floor)
+    cast = typed_from if fn.startswith("np.") else (lambda expr, i, o: typed(expr, o))
+    return Elementwise(lambda a, i, o: cast(f"{fn}({', '.join(a)})", i, o),
                        math=math, complex=complex)
 
 
 def infix(op):
     """``(a op b)`` in the output dtype."""
-    return Elementwise(lambda a, i, o: typed(f"({a[0]} {op} {a[1]})", o))
+    return Elementwise(lambda a, i, o: typed_from(f"({a[0]} {op} {a[1]})", i, o))
 
 
 def compare(op, *, complex=True):
@@ -66,7 +82,7 @@ def bitwise(op):
     lanes and back: a jitted float64 uniform of 1e5 values 0.50 -> 0.25 ms)."""
     def template(a, i, o):
         expr = f"({a[0]} {op} {a[1]})"
-        return expr if dtypes.is_bool(i) else typed(expr, o)
+        return expr if dtypes.is_bool(i) else typed_from(expr, i, o)
     return Elementwise(template)
 
 
@@ -96,11 +112,12 @@ def vmath(name):
         def template(a, i, o):
             if dtypes.is_complex(i):
                 return typed(f"np.{name}({a[0]})", o)
-            fn, arg = name, f"np.float64({a[0]})"
+            # a vmath function returns the dtype it computes in
+            fn, arg, lanes = name, typed_from(a[0], i, dtypes.float64), dtypes.float64
             if i == dtypes.float32 and name in _FLOAT32_LANES:
-                fn, arg = _FLOAT32_LANES[name], a[0]
+                fn, arg, lanes = _FLOAT32_LANES[name], a[0], dtypes.float32
             if called and fn in _INLINED:
                 fn += "_called"
-            return typed(f"vmath.{fn}({arg})", o)
+            return typed_from(f"vmath.{fn}({arg})", lanes, o)
         return template
     return Elementwise(written_as(False), math=True, one_element=written_as(True))
