@@ -176,10 +176,17 @@ class Plan:
         ``run`` makes on every call made once: for a compiled one-kernel plan that runs
         serially, the kernel's call with the BLAS width set around it (~2 us less a call:
         a tenth of a 256 x 256 gradient); for a one-kernel parallel variant, the kernel's
-        call with numba's thread count set around it. ``args`` may be modified."""
+        call with numba's thread count set around it; for a settled serial plan of
+        several segments, its driver with the BLAS width set around it. ``args`` may be
+        modified."""
         plan = self.variant_for(threads)
         if plan.settled:
             plan = plan.final
+        if plan.settled and not plan.single and not plan.parallel:
+            # (a successor, if any, gave up: its region kernels stay)
+            drive, blas = plan._drive, plan.blas
+            return drive if not blas else lambda args: run_with_blas(blas, drive, args,
+                                                                     threads)
         if not (plan.ready and plan.single):
             return lambda args: self.run(args, threads)
         segment, blas = plan.segments[0], plan.blas
