@@ -445,6 +445,35 @@ def test_numba_sets_up_while_the_kernels_compile_not_after_they_arrive(tmp_path)
     assert_no_worker_outlives(done)
 
 
+def test_calls_waiting_for_kernels_keep_the_fast_path_once_numba_has_run_here(tmp_path):
+    """In a process where numba has already compiled (an untiered jit), numba's set-up has
+    nothing left to do: a tiered plan's calls while its kernel compiles take the fast
+    waiting path, not ``Tiers.run`` with its lock on every call."""
+    done = _run_script("""
+        import numpy as np, tf_numba as tf, tf_numba.numpy as tnp
+        from tf_numba.lowering import tiers
+        x = np.linspace(0.0, 1.0, 1000)
+        tf.jit(lambda x: tnp.sum(tnp.cos(x)), tiered=False)(x)
+        through_run = []
+        run = tiers.Tiers.run
+        def counted(self, args):
+            through_run.append(1)
+            return run(self, args)
+        tiers.Tiers.run = counted
+        f = tf.jit(lambda x: tnp.sum(tnp.sin(x) * x))
+        f(x)
+        plan, waiting = f.lower(x).plan, 0
+        while not plan.ready:
+            assert abs(f(x) - np.sum(np.sin(x) * x)) < 1e-12
+            waiting += 1
+        print("waiting calls", waiting, "through Tiers.run", len(through_run))
+    """, tmp_path)
+    assert done.returncode == 0, done.stderr
+    waiting, through_run = (int(w) for w in done.stdout.split()[2::3])
+    # the first call, the one that installs the kernel, and at most a few on the way
+    assert through_run <= 5 < waiting, done.stdout
+
+
 def test_kernels_vectorize_at_512_bits_where_the_cpu_has_avx512_and_workers_agree(tmp_path):
     """Where the CPU has AVX-512, ``import tf_numba`` sets numba's CPU features to
     vectorize at 512 bits, before numba's CPU target exists, and hands the same settings

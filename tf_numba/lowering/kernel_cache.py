@@ -140,7 +140,9 @@ class _NumbaImports:
             cpu_target.target_context.refresh()
 
     def started(self):
-        return self._thread is not None
+        """Has the set-up started, or is there none to do (numba has compiled or loaded
+        something in this process)? A plan's fast waiting path asks on every call."""
+        return self._thread is not None or self.numba_started
 
     def done(self):
         thread = self._thread

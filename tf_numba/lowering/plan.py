@@ -490,7 +490,8 @@ REGIONS_FIRST_NESTS = 8
 
 
 def _regions_may_arrive_first(nests, cut):
-    """Could region kernels (``cut``) arrive sooner than the one kernel of ``groups``?
+    """Could region kernels (``cut``) arrive sooner than the one kernel of a program of
+    ``nests`` loop nests?
     Not below ``REGIONS_FIRST_NESTS``, nor when one region holds most of the nests (a
     loop's body is one region: its kernel would be the one kernel again)."""
     regions = [count_nests(g) for g in cut if isinstance(g, list)]
