@@ -35,8 +35,10 @@ _DEPTH = 64         # halving 2**63 elements down to one block takes < 64 levels
 
 
 def scratch_source(dtype_ctor):
-    """Source of the scratch arrays ``pairwise_sum`` needs, allocated once per kernel."""
-    return f"(np.empty((3, {_DEPTH}), np.int64), np.empty({_DEPTH}, {dtype_ctor}))"
+    """Source of the scratch arrays ``pairwise_sum`` needs, allocated once per kernel
+    (through ``workspace.empty``, as a kernel's other arrays, not numba's ``np.empty``)."""
+    return (f"(workspace.empty((3, {_DEPTH}), np.int64), "
+            f"workspace.empty(({_DEPTH},), {dtype_ctor}))")
 
 
 _LANES = [ir.Constant(ir.IntType(32), j) for j in range(8)]
