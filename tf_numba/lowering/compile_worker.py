@@ -96,6 +96,20 @@ def _die_with_parent():
         os._exit(0)
 
 
+def _without_f2py():
+    """Stand an empty module in for ``numpy.f2py`` in this worker. numba's first compile
+    imports SciPy's BLAS bindings, whose ``scipy._lib.array_api_compat`` copies every
+    attribute of NumPy, importing its lazy ``f2py`` (Fortran wrapping, and through it
+    ``charset_normalizer``): ~0.1 s of a worker's start, before its first kernel, for a
+    module no kernel uses. Set as NumPy's attribute too, so NumPy's lazy ``__getattr__``
+    is not asked for it."""
+    import types
+
+    import numpy
+    if "numpy.f2py" not in sys.modules:
+        sys.modules["numpy.f2py"] = numpy.f2py = types.ModuleType("numpy.f2py")
+
+
 def main():
     _die_with_parent()
     try:
@@ -104,6 +118,7 @@ def main():
         pass
     stdin, stdout = open(sys.stdin.fileno(), "rb", buffering=0), sys.stdout.buffer
     sys.stdout = sys.stderr          # nothing printed may reach the reply pipe
+    _without_f2py()
     import numba
     from . import kernel_cache  # noqa: F401  (its compile listener sets SLP per kernel)
     numba.njit(lambda x: x + 1)(1)   # numba's one-time start, before the first job
