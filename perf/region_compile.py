@@ -17,7 +17,10 @@ Workloads, each the same function written once over a namespace of tf_numba's or
   batch 64;
 - ``hmc``: 50 HMC transitions (``fori_loop`` inside ``jit``, 10 leapfrog steps each by
   an inner ``fori_loop``) on a 50-d Bayesian logistic regression's posterior, 200 points;
-- ``mlp<L>e<k>``: ``mlp<L>`` with layer k's tanh changed to sin (an edited program).
+- ``mlp<L>e<k>``: ``mlp<L>`` with layer k's tanh changed to sin (an edited program);
+- ``classifier``: a newcomer's ``jit(value_and_grad(loss))``: 600 two-feature points, one
+  hidden layer of 32 tanh units, 3 classes, mean negative log-likelihood by
+  ``nn.log_softmax``, float64 (a small program whose step is a few short rows a point).
 
 Parameters of the example models are drawn by NumPy into the shapes the library's own
 initializers give (``eval_shape``), the same for both tools.
@@ -229,12 +232,28 @@ def beta(lib):
     return lib.jit(lib.random.beta), (lib.random.PRNGKey(0), a, a[::-1].copy())
 
 
+def classifier(lib, points=600, hidden=32, classes=3):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((points, 2))
+    labels = (np.arctan2(x[:, 1], x[:, 0]) // (2 * np.pi / classes)).astype(int) % classes
+    onehot = np.eye(classes)[labels]
+    params = (rng.standard_normal((2, hidden)) / np.sqrt(2), np.zeros(hidden),
+              rng.standard_normal((hidden, classes)) / np.sqrt(hidden), np.zeros(classes))
+    xnp, nn = lib.np, lib.nn
+
+    def loss(params, x, onehot):
+        w1, b1, w2, b2 = params
+        logits = xnp.tanh(x @ w1 + b1) @ w2 + b2
+        return -xnp.mean(xnp.sum(nn.log_softmax(logits) * onehot, axis=-1))
+    return lib.jit(lib.value_and_grad(loss)), (params, x, onehot)
+
+
 def workload(lib, name):
     if name.startswith("mlp"):
         layers, _, edited = name[3:].partition("e")
         return mlp(lib, int(layers), int(edited) if edited else None)
     return {"vae": vae, "gamma": gamma, "beta": beta, "transformer": transformer, "cnn": cnn,
-            "hmc": hmc}[name](lib)
+            "hmc": hmc, "classifier": classifier}[name](lib)
 '''
 
 _TF_LIB = r'''
