@@ -100,7 +100,7 @@ def _without_f2py():
     """Stand an empty module in for ``numpy.f2py`` in this worker. numba's first compile
     imports SciPy's BLAS bindings, whose ``scipy._lib.array_api_compat`` copies every
     attribute of NumPy, importing its lazy ``f2py`` (Fortran wrapping, and through it
-    ``charset_normalizer``): ~0.1 s of a worker's start, before its first kernel, for a
+    ``charset_normalizer``): ~0.08 s of a worker's start, before its first kernel, for a
     module no kernel uses. Set as NumPy's attribute too, so NumPy's lazy ``__getattr__``
     is not asked for it."""
     import types
